@@ -1,0 +1,46 @@
+# Mahjong Planet — developer entry points. `make test` and `make run` work on a fresh clone:
+# the first call creates .venv and installs the project with its development tools.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+SHARED ?= ../shared
+
+.PHONY: test lint typecheck unit conformance bench run schemas clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+## test: lint, type-check, unit + property + scenario tests, and the shared conformance suite
+test: lint typecheck unit conformance
+
+lint: $(STAMP)
+	$(PY) -m ruff check schemas services tests
+	$(PY) -m ruff format --check schemas services tests
+
+typecheck: $(STAMP)
+	$(PY) -m mypy schemas services
+
+unit: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+conformance: $(STAMP)
+	$(VENV)/bin/mahjong-planet scenario --check $(SHARED)/conformance/examples $(SHARED)/conformance/random tests/scenarios
+
+## bench: speed figures (rules engine vs the `mahjong` package); writes bench-results.json and docs/benchmarks.md
+bench: $(STAMP)
+	$(PY) -m tests.bench.run --json bench-results.json --markdown docs/benchmarks.md
+
+## schemas: regenerate the published JSON Schema files from the msgspec types
+schemas: $(STAMP)
+	$(VENV)/bin/mahjong-planet schemas --write
+
+## run: the whole platform in one process (arrives with the table service and gateway)
+run: $(STAMP)
+	$(VENV)/bin/mahjong-planet run
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
