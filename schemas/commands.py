@@ -1,0 +1,91 @@
+"""Commands a seat (or the clock) sends to a hand, and the rejection it may get back."""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas.types import Seat, Suit, Tile
+
+
+class HandCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Fields every command carries. ``command_id`` lets services drop duplicates."""
+
+    seat: Seat
+    table_id: str = ""
+    command_id: str = ""
+
+
+class ChooseExchange(HandCommand, tag="choose_exchange"):
+    """Set aside three tiles of one suit to pass (RULES.md §2)."""
+
+    tiles: list[Tile]
+
+
+class DeclareMissing(HandCommand, tag="declare_missing"):
+    """Declare the missing suit (ding que)."""
+
+    suit: Suit
+
+
+class Discard(HandCommand, tag="discard"):
+    """Discard a concealed tile on one's turn."""
+
+    tile: Tile
+
+
+class Kong(HandCommand, tag="kong"):
+    """On one's turn: a concealed kong of four held tiles, or an added kong onto one's pung."""
+
+    tile: Tile
+
+
+class Hu(HandCommand, tag="hu"):
+    """Win: self-drawn on one's turn, or on the tile of an open response/robbing window."""
+
+
+class Pung(HandCommand, tag="pung"):
+    """Claim the discard of the open response window for a pung."""
+
+
+class ClaimKong(HandCommand, tag="claim_kong"):
+    """Claim the discard of the open response window for an exposed kong."""
+
+
+class Pass(HandCommand, tag="pass"):
+    """Decline every claim in the open window."""
+
+
+class Timeout(HandCommand, tag="timeout"):
+    """The seat's pending decision ran out of time; the RULES.md §8 default is played for it.
+
+    ``decision_seq`` names the event that opened the decision; a timeout for an older
+    decision is stale and rejected.
+    """
+
+    decision_seq: int | None = None
+
+
+Command = ChooseExchange | DeclareMissing | Discard | Kong | Hu | Pung | ClaimKong | Pass | Timeout
+
+COMMAND_TYPES: tuple[type[HandCommand], ...] = (
+    ChooseExchange,
+    DeclareMissing,
+    Discard,
+    Kong,
+    Hu,
+    Pung,
+    ClaimKong,
+    Pass,
+    Timeout,
+)
+
+
+class Rejection(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a command was refused: a stable ``code`` with ``params`` and an English ``reason``.
+
+    Clients translate by code; the reason is for logs and tests.
+    """
+
+    code: str
+    reason: str
+    params: dict[str, str | int] = {}

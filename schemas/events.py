@@ -1,0 +1,250 @@
+"""Events of a hand: the facts in its append-only log.
+
+Every event carries ``table_id``, ``hand_id`` and ``seq`` (1, 2, 3, … per hand). Some events are
+private to one seat or to the server; ``services.rules.view`` decides who may see what
+(RULES.md §10). Tiles are written in the RULES.md notation (``5s``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from schemas.types import Direction, Seat, Suit, Tile
+
+PaymentReason = Literal[
+    "discard_win",
+    "self_drawn_win",
+    "robbed_kong_win",
+    "concealed_kong",
+    "added_kong",
+    "exposed_kong",
+    "flower_pig",
+    "not_ready",
+    "kong_refund",
+]
+
+
+class Payment(msgspec.Struct, frozen=True, kw_only=True):
+    """Points moving from ``payer`` to ``payee``; always positive."""
+
+    payer: Seat
+    payee: Seat
+    amount: int
+    reason: PaymentReason
+
+
+class HandEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Fields every event carries."""
+
+    table_id: str
+    hand_id: str
+    seq: int
+
+
+class HandStarted(HandEvent, tag="hand_started"):
+    """A hand begins. ``commitment`` is SHA-256 of the secret seed (RULES.md §1.1)."""
+
+    preset: str
+    seats: list[str]
+    commitment: str | None = None
+    dealer: Seat = 0
+
+
+class TilesDealt(HandEvent, tag="tiles_dealt"):
+    """One seat's dealt tiles, in dealt order. Private to that seat."""
+
+    seat: Seat
+    tiles: list[Tile]
+
+
+class WallBuilt(HandEvent, tag="wall_built"):
+    """The secret rest of the deal: the live wall (front first), the exchange direction and,
+    for shuffled hands, the seed. Server-only until the hand ends."""
+
+    tiles: list[Tile]
+    direction: Direction
+    seed: str | None = None
+
+
+class ExchangeChosen(HandEvent, tag="exchange_chosen"):
+    """A seat set aside its three tiles to pass. Others learn only that it chose."""
+
+    seat: Seat
+    tiles: list[Tile]
+    timeout: bool = False
+
+
+class ExchangeResolved(HandEvent, tag="exchange_resolved"):
+    """All four chose: the direction is revealed and ``passed[i]`` goes from seat i onward."""
+
+    direction: Direction
+    passed: list[list[Tile]]
+
+
+class MissingSuitDeclared(HandEvent, tag="missing_suit_declared"):
+    """A seat declared its missing suit. Others learn only that it declared."""
+
+    seat: Seat
+    suit: Suit
+    timeout: bool = False
+
+
+class MissingSuitsRevealed(HandEvent, tag="missing_suits_revealed"):
+    """All four declared; their missing suits, by seat. Play starts with the dealer."""
+
+    suits: list[Suit]
+
+
+class TileDrawn(HandEvent, tag="tile_drawn"):
+    """A seat drew a tile: from the front, or from the back as a kong replacement."""
+
+    seat: Seat
+    tile: Tile
+    replacement: bool = False
+    wall_left: int = 0
+
+
+class TileDiscarded(HandEvent, tag="tile_discarded"):
+    """A seat discarded a tile."""
+
+    seat: Seat
+    tile: Tile
+    timeout: bool = False
+
+
+class ResponseWindowOpened(HandEvent, tag="response_window_opened"):
+    """The seats that have a legal claim on a discard must each respond."""
+
+    discarder: Seat
+    tile: Tile
+    seats: list[Seat]
+
+
+class RobbingWindowOpened(HandEvent, tag="robbing_window_opened"):
+    """An added kong was declared; the seats that could win on its tile may rob it."""
+
+    declarer: Seat
+    tile: Tile
+    seats: list[Seat]
+
+
+class ClaimDeclared(HandEvent, tag="claim_declared"):
+    """A seat claimed the tile in an open window; it takes effect when the window resolves."""
+
+    seat: Seat
+    claim: Literal["hu", "pung", "kong"]
+    timeout: bool = False
+
+
+class Passed(HandEvent, tag="passed"):
+    """A seat passed in an open window (the passing restrictions of RULES.md §3 apply)."""
+
+    seat: Seat
+    timeout: bool = False
+
+
+class Punged(HandEvent, tag="punged"):
+    """A seat punged a discard; its turn is one discard."""
+
+    seat: Seat
+    from_seat: Seat
+    tile: Tile
+
+
+class Konged(HandEvent, tag="konged"):
+    """A kong completed, with its payments (RULES.md §5.2). A replacement draw follows."""
+
+    seat: Seat
+    tile: Tile
+    kind: Literal["concealed", "added", "exposed"]
+    from_seat: Seat | None = None
+    payments: list[Payment] = []
+
+
+class Won(HandEvent, tag="won"):
+    """A seat won and leaves the hand. ``hand`` is its revealed concealed tiles, winning tile included."""
+
+    seat: Seat
+    tile: Tile | None
+    from_seat: Seat | None
+    self_drawn: bool
+    fan: int
+    value: int
+    patterns: list[str]
+    hand: list[Tile]
+    payments: list[Payment]
+    timeout: bool = False
+
+
+class WallExhausted(HandEvent, tag="wall_exhausted"):
+    """The wall ran out with fewer than three winners; the settlement of RULES.md §6 follows.
+
+    ``ready`` is null for winners and false for flower pigs; ``base_values`` is each ready
+    player's highest base hand value.
+    """
+
+    ready: list[bool | None]
+    flower_pigs: list[Seat]
+    base_values: list[int | None]
+
+
+class SettlementItem(HandEvent, tag="settlement_item"):
+    """One payment of the exhaustion settlement."""
+
+    payment: Payment
+
+
+class HandEnded(HandEvent, tag="hand_ended"):
+    """The hand is over. The seed is revealed so anyone can audit the shuffle."""
+
+    end: Literal["three_winners", "wall_exhausted"]
+    scores: list[int]
+    placements: list[int]
+    seed: str | None = None
+
+
+Event = (
+    HandStarted
+    | TilesDealt
+    | WallBuilt
+    | ExchangeChosen
+    | ExchangeResolved
+    | MissingSuitDeclared
+    | MissingSuitsRevealed
+    | TileDrawn
+    | TileDiscarded
+    | ResponseWindowOpened
+    | RobbingWindowOpened
+    | ClaimDeclared
+    | Passed
+    | Punged
+    | Konged
+    | Won
+    | WallExhausted
+    | SettlementItem
+    | HandEnded
+)
+
+EVENT_TYPES: tuple[type[HandEvent], ...] = (
+    HandStarted,
+    TilesDealt,
+    WallBuilt,
+    ExchangeChosen,
+    ExchangeResolved,
+    MissingSuitDeclared,
+    MissingSuitsRevealed,
+    TileDrawn,
+    TileDiscarded,
+    ResponseWindowOpened,
+    RobbingWindowOpened,
+    ClaimDeclared,
+    Passed,
+    Punged,
+    Konged,
+    Won,
+    WallExhausted,
+    SettlementItem,
+    HandEnded,
+)

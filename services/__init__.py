@@ -1,0 +1,1 @@
+"""Mahjong Planet services: the pure rules engine and the processes around it."""

@@ -1,0 +1,229 @@
+"""Hand analysis: complete hands, waits, readiness and fan (RULES.md §4, §6).
+
+Each suit's nine counts are packed into one base-5 *key* (``sum(count[r] * 5**r)``). Lookup
+tables built once at import say, per key, whether the suit splits into groups (with at most
+one pair), into pungs only, or into pairs only. A complete-hand check is then three set
+lookups; a wait check adds one tile to one key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+POW5: tuple[int, ...] = tuple(5**r for r in range(9))
+
+_SEQUENCES = tuple(POW5[r] + POW5[r + 1] + POW5[r + 2] for r in range(7))
+_PUNGS = tuple(3 * POW5[r] for r in range(9))
+_PAIRS = tuple(2 * POW5[r] for r in range(9))
+
+
+def _add_fits(key: int, add: int) -> bool:
+    """Whether ``key + add`` keeps every count at most 4 (``add`` has digits 0..3)."""
+    k, a = key, add
+    while a:
+        if k % 5 + a % 5 > 4:
+            return False
+        k //= 5
+        a //= 5
+    return True
+
+
+def _closure(bases: set[int], groups: tuple[int, ...], rounds: int) -> set[int]:
+    keys = set(bases)
+    frontier = set(bases)
+    for _ in range(rounds):
+        frontier = {k + g for k in frontier for g in groups if _add_fits(k, g)}
+        keys |= frontier
+    return keys
+
+
+def _build_tables() -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
+    with_pair = {0} | set(_PAIRS)
+    groups = _SEQUENCES + _PUNGS
+    # At most four groups per suit: a hand has four groups in all.
+    standard = _closure(with_pair, groups, 4)
+    pungs_only = _closure(with_pair, _PUNGS, 4)
+    pairs = _closure({0}, _PAIRS, 7)
+    return frozenset(standard), frozenset(pungs_only), frozenset(pairs)
+
+
+STANDARD_KEYS, PUNG_KEYS, PAIR_KEYS = _build_tables()
+"""Keys that split into groups plus at most one pair; into pungs plus at most one pair; into pairs."""
+
+
+def suit_keys(counts: Sequence[int]) -> list[int]:
+    """The three suit keys of 27 counts."""
+    keys = [0, 0, 0]
+    for t in range(27):
+        c = counts[t]
+        if c:
+            keys[t // 9] += c * POW5[t % 9]
+    return keys
+
+
+def key_count(key: int) -> int:
+    """How many tiles a suit key holds."""
+    n = 0
+    while key:
+        n += key % 5
+        key //= 5
+    return n
+
+
+def is_standard(k0: int, k1: int, k2: int) -> bool:
+    """Whether the concealed part splits into groups and exactly one pair.
+
+    The caller guarantees a tile count of ``3n + 2``; then no suit can hold a count of
+    ``3n + 1`` and stay in ``STANDARD_KEYS``, so exactly one suit carries the pair.
+    """
+    return k0 in STANDARD_KEYS and k1 in STANDARD_KEYS and k2 in STANDARD_KEYS
+
+
+def is_seven_pairs(k0: int, k1: int, k2: int) -> bool:
+    """Whether fourteen concealed tiles form seven pairs (a quad is two pairs)."""
+    return k0 in PAIR_KEYS and k1 in PAIR_KEYS and k2 in PAIR_KEYS
+
+
+def is_complete(keys: Sequence[int], declared: int, missing: int | None) -> bool:
+    """Whether concealed tiles (as suit keys, winning tile included) plus ``declared`` groups win.
+
+    The concealed part must hold ``14 - 3 * declared`` tiles; that is the caller's invariant.
+    """
+    k0, k1, k2 = keys
+    if missing is not None and keys[missing]:
+        return False
+    if is_standard(k0, k1, k2):
+        return True
+    return declared == 0 and is_seven_pairs(k0, k1, k2)
+
+
+def complete_from_counts(counts: Sequence[int], declared: int = 0) -> bool:
+    """Complete-hand check from 27 counts (no missing suit); the benchmark's entry point."""
+    k0 = k1 = k2 = 0
+    for r in range(9):
+        p = POW5[r]
+        k0 += counts[r] * p
+        k1 += counts[r + 9] * p
+        k2 += counts[r + 18] * p
+    if k0 in STANDARD_KEYS and k1 in STANDARD_KEYS and k2 in STANDARD_KEYS:
+        return True
+    return declared == 0 and k0 in PAIR_KEYS and k1 in PAIR_KEYS and k2 in PAIR_KEYS
+
+
+def winning_tiles(keys: Sequence[int], declared: int, missing: int | None) -> list[int]:
+    """Every tile type that would complete ``3n + 1`` concealed tiles (no fifth-copy rule)."""
+    out = []
+    work = list(keys)
+    for t in range(27):
+        s = t // 9
+        if s == missing:
+            continue
+        before = work[s]
+        if (before // POW5[t % 9]) % 5 == 4:
+            continue
+        work[s] = before + POW5[t % 9]
+        if is_complete(work, declared, missing):
+            out.append(t)
+        work[s] = before
+    return out
+
+
+# --- fan -------------------------------------------------------------------------------
+
+SITUATIONAL = ("kong_replacement", "robbing_kong", "last_tile")
+FAN = {
+    "all_pungs": 1,
+    "pure_suit": 2,
+    "seven_pairs": 2,
+    "root": 1,
+    "golden_hook": 1,
+    "kong_replacement": 1,
+    "robbing_kong": 1,
+    "last_tile": 1,
+}
+FAN_CAP = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The best reading of a complete hand: uncapped fan, hand value and sorted patterns."""
+
+    fan: int
+    value: int
+    patterns: tuple[str, ...]
+
+
+def hand_value(fan: int) -> int:
+    """``2 ** min(fan, 3)``."""
+    return 1 << min(fan, FAN_CAP)
+
+
+def best_reading(
+    counts: Sequence[int],
+    melds: Sequence[tuple[int, int]],
+    situational: Sequence[str] = (),
+) -> Reading:
+    """Fan of a complete hand over every reading of it (RULES.md §4).
+
+    ``counts`` are the concealed tiles with the winning tile; ``melds`` are the declared groups
+    as ``(tile, size)`` with size 3 (pung) or 4 (kong). The hand must be complete.
+    """
+    k0, k1, k2 = suit_keys(counts)
+    totals = list(counts)
+    for t, size in melds:
+        totals[t] += size
+    common: list[str] = []
+    common.extend("root" for t in range(27) if totals[t] == 4)
+    suits_used = {t // 9 for t in range(27) if totals[t]}
+    if len(suits_used) == 1:
+        common.append("pure_suit")
+    common.extend(situational)
+
+    readings: list[list[str]] = []
+    if is_standard(k0, k1, k2):
+        standard = list(common)
+        if k0 in PUNG_KEYS and k1 in PUNG_KEYS and k2 in PUNG_KEYS:
+            standard.append("all_pungs")
+        if len(melds) == 4:
+            standard.append("golden_hook")
+        readings.append(standard)
+    if not melds and is_seven_pairs(k0, k1, k2):
+        readings.append([*common, "seven_pairs"])
+    if not readings:
+        raise ValueError("best_reading needs a complete hand")
+    best = max(readings, key=lambda ps: sum(FAN[p] for p in ps))
+    fan = sum(FAN[p] for p in best)
+    return Reading(fan=fan, value=hand_value(fan), patterns=tuple(sorted(best)))
+
+
+def base_value(counts: Sequence[int], melds: Sequence[tuple[int, int]]) -> int:
+    """A complete hand's base value for the exhaustion settlement: no situational fan."""
+    return best_reading(counts, melds).value
+
+
+def ready_value(
+    counts: Sequence[int], melds: Sequence[tuple[int, int]], missing: int
+) -> int | None:
+    """The highest base value over a clean hand's waits, or None if it is not ready (§6).
+
+    A wait on a tile of which the player's own concealed tiles and declared groups already
+    hold all four copies does not count; copies visible elsewhere do not matter.
+    """
+    keys = suit_keys(counts)
+    if keys[missing]:
+        return None
+    totals = list(counts)
+    for t, size in melds:
+        totals[t] += size
+    best: int | None = None
+    work = list(counts)
+    for t in winning_tiles(keys, len(melds), missing):
+        if totals[t] >= 4:
+            continue
+        work[t] += 1
+        value = base_value(work, melds)
+        work[t] -= 1
+        if best is None or value > best:
+            best = value
+    return best

@@ -1,0 +1,68 @@
+"""Wall exhaustion settlement (RULES.md §6) and final placement (§7). Pure functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemas.events import Payment
+from services.rules.analysis import ready_value
+from services.rules.state import HandState
+
+FLOWER_PIG_PENALTY = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Exhaustion:
+    """What the settlement found and the payments it makes, in order."""
+
+    ready: list[bool | None]
+    flower_pigs: list[int]
+    base_values: list[int | None]
+    payments: list[Payment]
+
+
+def settle_exhaustion(state: HandState) -> Exhaustion:
+    """The §6 settlement of the remaining (non-winning) players.
+
+    Order: flower pigs pay first, then clean not-ready players, then kong refunds; within
+    each step by payer seat, then payee seat. Only remaining players pay.
+    """
+    remaining = [s for s in range(4) if not state.won[s]]
+    pigs = [s for s in remaining if state.holds_missing(s)]
+    clean = [s for s in remaining if s not in pigs]
+    base: list[int | None] = [None] * 4
+    for s in clean:
+        missing = state.missing[s]
+        assert missing is not None
+        base[s] = ready_value(state.counts[s], state.meld_shapes(s), missing)
+    ready: list[bool | None] = [
+        None if state.won[s] else (base[s] is not None) for s in range(4)
+    ]
+    ready_seats = [s for s in remaining if ready[s]]
+    payments: list[Payment] = []
+    for pig in pigs:
+        payments.extend(
+            Payment(payer=pig, payee=c, amount=FLOWER_PIG_PENALTY, reason="flower_pig")
+            for c in clean
+        )
+    for s in clean:
+        if ready[s]:
+            continue
+        for r in ready_seats:
+            value = base[r]
+            assert value is not None
+            payments.append(Payment(payer=s, payee=r, amount=value, reason="not_ready"))
+    for s in remaining:
+        if ready[s]:
+            continue
+        payments.extend(
+            Payment(payer=s, payee=k.payer, amount=k.amount, reason="kong_refund")
+            for k in state.kong_income
+            if k.payee == s
+        )
+    return Exhaustion(ready=ready, flower_pigs=pigs, base_values=base, payments=payments)
+
+
+def placements(scores: list[int]) -> list[int]:
+    """Placement 1-4 per seat by final points, highest first; equal points share a place."""
+    return [1 + sum(other > mine for other in scores) for mine in scores]

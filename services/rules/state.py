@@ -1,0 +1,413 @@
+"""The state of one hand and ``apply``: folding an event into it.
+
+The state is a plain mutable record owned by one writer. ``apply`` changes it in place and
+returns it; it never decides anything the event does not say, so folding a hand's events
+always rebuilds the same state (``replay``). Use ``HandState.copy`` for a scratch copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas import events as ev
+from services.rules.analysis import POW5
+from services.rules.tiles import INDEX, NUM_TYPES, SUITS
+
+HU, PUNG, KONG = 1, 2, 4
+"""Bits of a seat's legal claims in an open window."""
+
+PHASES = ("deal", "exchange", "missing", "play", "ended")
+
+
+@dataclass(slots=True)
+class Meld:
+    """A declared group: ``kind`` is pung, concealed, added or exposed (the last three: kongs)."""
+
+    kind: str
+    tile: int
+    from_seat: int | None = None
+
+    @property
+    def size(self) -> int:
+        return 3 if self.kind == "pung" else 4
+
+
+@dataclass(slots=True)
+class Window:
+    """An open response window (after a discard) or robbing window (after an added kong)."""
+
+    kind: str  # "discard" or "rob"
+    tile: int
+    source: int  # the discarder or the kong declarer
+    claims: dict[int, int]  # seat -> legal claim bits, for every seat that was asked
+    responses: dict[int, str] = field(default_factory=dict)
+    taken: bool = False  # the tile has gone to a winner
+
+    @property
+    def pending(self) -> list[int]:
+        return [s for s in self.claims if s not in self.responses]
+
+
+@dataclass(slots=True)
+class WinRecord:
+    """A win as the scenario outcome reports it."""
+
+    seat: int
+    tile: int | None
+    from_seat: int | None
+    fan: int
+    value: int
+    patterns: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class HandState:
+    """Everything the server knows about one hand, hidden parts included."""
+
+    table_id: str = ""
+    hand_id: str = ""
+    seq: int = 0
+    preset: str = ""
+    players: list[str] = field(default_factory=list)
+    commitment: str | None = None
+    seed: str | None = None
+    phase: str = "deal"
+    counts: list[list[int]] = field(default_factory=lambda: [[0] * NUM_TYPES for _ in range(4)])
+    keys: list[list[int]] = field(default_factory=lambda: [[0, 0, 0] for _ in range(4)])
+    melds: list[list[Meld]] = field(default_factory=lambda: [[] for _ in range(4)])
+    discards: list[list[int]] = field(default_factory=lambda: [[] for _ in range(4)])
+    taken: list[int] = field(default_factory=list)
+    wall: list[int] = field(default_factory=list)
+    front: int = 0
+    back: int = 0
+    exchange: list[tuple[int, ...] | None] = field(default_factory=lambda: [None] * 4)
+    direction: str | None = None  # drawn by the shuffle; public once the exchange resolves
+    missing: list[int | None] = field(default_factory=lambda: [None] * 4)
+    turn: int | None = None
+    turn_kind: str | None = None  # first, draw, replacement or pung
+    drawn: int | None = None
+    window: Window | None = None
+    won: list[bool] = field(default_factory=lambda: [False] * 4)
+    wins: list[WinRecord] = field(default_factory=list)
+    scores: list[int] = field(default_factory=lambda: [0] * 4)
+    payments: list[ev.Payment] = field(default_factory=list)
+    kong_income: list[ev.Payment] = field(default_factory=list)
+    hu_blocked: list[bool] = field(default_factory=lambda: [False] * 4)
+    pung_blocked: list[int] = field(default_factory=lambda: [0] * 4)
+    end: str | None = None
+    ready: list[bool | None] | None = None
+    decision_seq: int = 0
+
+    # --- derived facts -------------------------------------------------------------------
+
+    @property
+    def wall_left(self) -> int:
+        return self.back - self.front
+
+    def active(self, seat: int) -> bool:
+        return not self.won[seat]
+
+    def winners(self) -> int:
+        return sum(self.won)
+
+    def holds_missing(self, seat: int) -> bool:
+        m = self.missing[seat]
+        return m is not None and self.keys[seat][m] != 0
+
+    def concealed_count(self, seat: int) -> int:
+        return sum(self.counts[seat])
+
+    def meld_shapes(self, seat: int) -> list[tuple[int, int]]:
+        """Declared groups as ``(tile, size)`` for analysis."""
+        return [(m.tile, m.size) for m in self.melds[seat]]
+
+    def next_active(self, seat: int) -> int:
+        """The next active seat after ``seat`` in turn order."""
+        for step in range(1, 5):
+            s = (seat + step) % 4
+            if not self.won[s]:
+                return s
+        raise ValueError("no active seat left")
+
+    def copy(self) -> HandState:
+        """An independent copy, cheap enough to make per decision."""
+        w = self.window
+        return HandState(
+            table_id=self.table_id,
+            hand_id=self.hand_id,
+            seq=self.seq,
+            preset=self.preset,
+            players=list(self.players),
+            commitment=self.commitment,
+            seed=self.seed,
+            phase=self.phase,
+            counts=[c[:] for c in self.counts],
+            keys=[k[:] for k in self.keys],
+            melds=[[Meld(m.kind, m.tile, m.from_seat) for m in ms] for ms in self.melds],
+            discards=[d[:] for d in self.discards],
+            taken=self.taken[:],
+            wall=self.wall,  # never mutated: draws move front/back
+            front=self.front,
+            back=self.back,
+            exchange=self.exchange[:],
+            direction=self.direction,
+            missing=self.missing[:],
+            turn=self.turn,
+            turn_kind=self.turn_kind,
+            drawn=self.drawn,
+            window=None
+            if w is None
+            else Window(w.kind, w.tile, w.source, dict(w.claims), dict(w.responses), w.taken),
+            won=self.won[:],
+            wins=self.wins[:],
+            scores=self.scores[:],
+            payments=self.payments[:],
+            kong_income=self.kong_income[:],
+            hu_blocked=self.hu_blocked[:],
+            pung_blocked=self.pung_blocked[:],
+            end=self.end,
+            ready=None if self.ready is None else self.ready[:],
+            decision_seq=self.decision_seq,
+        )
+
+    # --- tile movement -------------------------------------------------------------------
+
+    def add_tile(self, seat: int, t: int, n: int = 1) -> None:
+        self.counts[seat][t] += n
+        self.keys[seat][t // 9] += n * POW5[t % 9]
+
+    def remove_tile(self, seat: int, t: int, n: int = 1) -> None:
+        if self.counts[seat][t] < n:
+            raise ValueError(f"seat {seat} does not hold {n} of tile {t}")
+        self.counts[seat][t] -= n
+        self.keys[seat][t // 9] -= n * POW5[t % 9]
+
+    def pay(self, payment: ev.Payment) -> None:
+        self.scores[payment.payer] -= payment.amount
+        self.scores[payment.payee] += payment.amount
+        self.payments.append(payment)
+
+
+# --- apply ---------------------------------------------------------------------------------
+
+
+def _hand_started(s: HandState, e: ev.HandStarted) -> None:
+    s.table_id, s.hand_id = e.table_id, e.hand_id
+    s.preset, s.players, s.commitment = e.preset, list(e.seats), e.commitment
+    s.phase = "deal"
+
+
+def _tiles_dealt(s: HandState, e: ev.TilesDealt) -> None:
+    for name in e.tiles:
+        s.add_tile(e.seat, INDEX[name])
+
+
+def _wall_built(s: HandState, e: ev.WallBuilt) -> None:
+    s.wall = [INDEX[n] for n in e.tiles]
+    s.front, s.back = 0, len(s.wall)
+    s.direction, s.seed = e.direction, e.seed
+    s.phase = "exchange"
+    s.decision_seq = e.seq
+
+
+def _exchange_chosen(s: HandState, e: ev.ExchangeChosen) -> None:
+    chosen = tuple(INDEX[n] for n in e.tiles)
+    for t in chosen:
+        s.remove_tile(e.seat, t)
+    s.exchange[e.seat] = chosen
+
+
+DIRECTION_STEP = {"right": 1, "opposite": 2, "left": 3}
+
+
+def _exchange_resolved(s: HandState, e: ev.ExchangeResolved) -> None:
+    step = DIRECTION_STEP[e.direction]
+    s.direction = e.direction
+    for seat, tiles in enumerate(e.passed):
+        for name in tiles:
+            s.add_tile((seat + step) % 4, INDEX[name])
+    s.phase = "missing"
+    s.decision_seq = e.seq
+
+
+def _missing_declared(s: HandState, e: ev.MissingSuitDeclared) -> None:
+    s.missing[e.seat] = SUITS.index(e.suit)
+
+
+def _missing_revealed(s: HandState, e: ev.MissingSuitsRevealed) -> None:
+    s.missing = [SUITS.index(x) for x in e.suits]
+    s.phase = "play"
+    s.turn, s.turn_kind, s.drawn = 0, "first", None
+    s.decision_seq = e.seq
+
+
+def _tile_drawn(s: HandState, e: ev.TileDrawn) -> None:
+    t = INDEX[e.tile]
+    if e.replacement:
+        s.back -= 1
+    else:
+        s.front += 1
+    s.add_tile(e.seat, t)
+    s.turn, s.turn_kind, s.drawn = e.seat, ("replacement" if e.replacement else "draw"), t
+    s.hu_blocked[e.seat] = False
+    s.pung_blocked[e.seat] = 0
+    s.window = None
+    s.decision_seq = e.seq
+
+
+def _tile_discarded(s: HandState, e: ev.TileDiscarded) -> None:
+    t = INDEX[e.tile]
+    s.remove_tile(e.seat, t)
+    s.discards[e.seat].append(t)
+    s.turn = s.turn_kind = s.drawn = None
+    s.decision_seq = e.seq
+
+
+def _window_opened(s: HandState, e: ev.ResponseWindowOpened) -> None:
+    from services.rules.claims import claim_bits
+
+    t = INDEX[e.tile]
+    s.window = Window("discard", t, e.discarder, {x: claim_bits(s, x, t) for x in e.seats})
+    s.decision_seq = e.seq
+
+
+def _robbing_opened(s: HandState, e: ev.RobbingWindowOpened) -> None:
+    t = INDEX[e.tile]
+    s.window = Window("rob", t, e.declarer, {x: HU for x in e.seats})
+    s.turn = s.turn_kind = None
+    s.decision_seq = e.seq
+
+
+def _respond(s: HandState, seat: int, response: str) -> None:
+    w = s.window
+    assert w is not None
+    w.responses[seat] = response
+    bits = w.claims[seat]
+    if bits & HU and response != "hu":
+        s.hu_blocked[seat] = True
+    if bits & PUNG and response == "pass":
+        s.pung_blocked[seat] |= 1 << w.tile
+
+
+def _claim_declared(s: HandState, e: ev.ClaimDeclared) -> None:
+    _respond(s, e.seat, e.claim)
+
+
+def _passed(s: HandState, e: ev.Passed) -> None:
+    _respond(s, e.seat, "pass")
+
+
+def _punged(s: HandState, e: ev.Punged) -> None:
+    t = INDEX[e.tile]
+    s.remove_tile(e.seat, t, 2)
+    s.discards[e.from_seat].pop()
+    s.melds[e.seat].append(Meld("pung", t, e.from_seat))
+    s.window = None
+    s.turn, s.turn_kind, s.drawn = e.seat, "pung", None
+    s.decision_seq = e.seq
+
+
+def _konged(s: HandState, e: ev.Konged) -> None:
+    t = INDEX[e.tile]
+    if e.kind == "concealed":
+        s.remove_tile(e.seat, t, 4)
+        s.melds[e.seat].append(Meld("concealed", t))
+    elif e.kind == "added":
+        s.remove_tile(e.seat, t, 1)
+        for m in s.melds[e.seat]:
+            if m.kind == "pung" and m.tile == t:
+                m.kind = "added"
+    else:
+        s.remove_tile(e.seat, t, 3)
+        s.discards[e.from_seat if e.from_seat is not None else -1].pop()
+        s.melds[e.seat].append(Meld("exposed", t, e.from_seat))
+    for p in e.payments:
+        s.pay(p)
+        s.kong_income.append(p)
+    s.window = None
+    s.turn, s.turn_kind, s.drawn = e.seat, "kong", None
+
+
+def _won(s: HandState, e: ev.Won) -> None:
+    w = s.window
+    if w is not None and not w.taken:
+        # The discard (or the robbed kong tile) goes to the winners once, however many win.
+        if w.kind == "discard":
+            s.discards[w.source].pop()
+        else:
+            s.remove_tile(w.source, w.tile)
+        s.taken.append(w.tile)
+        w.taken = True
+    s.won[e.seat] = True
+    for p in e.payments:
+        s.pay(p)
+    tile = None if e.tile is None else INDEX[e.tile]
+    s.wins.append(WinRecord(e.seat, tile, e.from_seat, e.fan, e.value, tuple(e.patterns)))
+    if s.turn == e.seat:
+        s.turn = s.turn_kind = s.drawn = None
+
+
+def _wall_exhausted(s: HandState, e: ev.WallExhausted) -> None:
+    s.ready = list(e.ready)
+    s.window = None
+    s.turn = s.turn_kind = s.drawn = None
+
+
+def _settlement_item(s: HandState, e: ev.SettlementItem) -> None:
+    s.pay(e.payment)
+
+
+def _hand_ended(s: HandState, e: ev.HandEnded) -> None:
+    s.phase = "ended"
+    s.end = e.end
+    s.window = None
+    s.turn = s.turn_kind = s.drawn = None
+    s.decision_seq = e.seq
+
+
+_APPLY: dict[type[Any], Callable[[HandState, Any], None]] = {
+    ev.HandStarted: _hand_started,
+    ev.TilesDealt: _tiles_dealt,
+    ev.WallBuilt: _wall_built,
+    ev.ExchangeChosen: _exchange_chosen,
+    ev.ExchangeResolved: _exchange_resolved,
+    ev.MissingSuitDeclared: _missing_declared,
+    ev.MissingSuitsRevealed: _missing_revealed,
+    ev.TileDrawn: _tile_drawn,
+    ev.TileDiscarded: _tile_discarded,
+    ev.ResponseWindowOpened: _window_opened,
+    ev.RobbingWindowOpened: _robbing_opened,
+    ev.ClaimDeclared: _claim_declared,
+    ev.Passed: _passed,
+    ev.Punged: _punged,
+    ev.Konged: _konged,
+    ev.Won: _won,
+    ev.WallExhausted: _wall_exhausted,
+    ev.SettlementItem: _settlement_item,
+    ev.HandEnded: _hand_ended,
+}
+
+
+class ReplayError(ValueError):
+    """An event log that does not fit the state (out of order or from another hand)."""
+
+
+def apply(state: HandState, event: ev.Event) -> HandState:
+    """Fold one event into the state (in place) and return the state."""
+    if event.seq != state.seq + 1:
+        raise ReplayError(f"event seq {event.seq} does not follow {state.seq}")
+    if state.seq and (event.table_id, event.hand_id) != (state.table_id, state.hand_id):
+        raise ReplayError(f"event of {event.table_id}/{event.hand_id} in another hand's log")
+    _APPLY[type(event)](state, event)
+    state.seq = event.seq
+    return state
+
+
+def replay(events: Iterable[ev.Event]) -> HandState:
+    """Rebuild a hand's state from its events."""
+    state = HandState()
+    for e in events:
+        apply(state, e)
+    return state
