@@ -15,47 +15,47 @@ class HandCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     command_id: str = ""
 
 
-class ChooseExchange(HandCommand, tag="choose_exchange"):
+class ChooseExchange(HandCommand, frozen=True, tag="choose_exchange"):
     """Set aside three tiles of one suit to pass (RULES.md §2)."""
 
     tiles: list[Tile]
 
 
-class DeclareMissing(HandCommand, tag="declare_missing"):
+class DeclareMissing(HandCommand, frozen=True, tag="declare_missing"):
     """Declare the missing suit (ding que)."""
 
     suit: Suit
 
 
-class Discard(HandCommand, tag="discard"):
+class Discard(HandCommand, frozen=True, tag="discard"):
     """Discard a concealed tile on one's turn."""
 
     tile: Tile
 
 
-class Kong(HandCommand, tag="kong"):
+class Kong(HandCommand, frozen=True, tag="kong"):
     """On one's turn: a concealed kong of four held tiles, or an added kong onto one's pung."""
 
     tile: Tile
 
 
-class Hu(HandCommand, tag="hu"):
+class Hu(HandCommand, frozen=True, tag="hu"):
     """Win: self-drawn on one's turn, or on the tile of an open response/robbing window."""
 
 
-class Pung(HandCommand, tag="pung"):
+class Pung(HandCommand, frozen=True, tag="pung"):
     """Claim the discard of the open response window for a pung."""
 
 
-class ClaimKong(HandCommand, tag="claim_kong"):
+class ClaimKong(HandCommand, frozen=True, tag="claim_kong"):
     """Claim the discard of the open response window for an exposed kong."""
 
 
-class Pass(HandCommand, tag="pass"):
+class Pass(HandCommand, frozen=True, tag="pass"):
     """Decline every claim in the open window."""
 
 
-class Timeout(HandCommand, tag="timeout"):
+class Timeout(HandCommand, frozen=True, tag="timeout"):
     """The seat's pending decision ran out of time; the RULES.md §8 default is played for it.
 
     ``decision_seq`` names the event that opened the decision; a timeout for an older

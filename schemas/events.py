@@ -43,7 +43,7 @@ class HandEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     seq: int
 
 
-class HandStarted(HandEvent, tag="hand_started"):
+class HandStarted(HandEvent, frozen=True, tag="hand_started"):
     """A hand begins. ``commitment`` is SHA-256 of the secret seed (RULES.md §1.1)."""
 
     preset: str
@@ -52,14 +52,14 @@ class HandStarted(HandEvent, tag="hand_started"):
     dealer: Seat = 0
 
 
-class TilesDealt(HandEvent, tag="tiles_dealt"):
+class TilesDealt(HandEvent, frozen=True, tag="tiles_dealt"):
     """One seat's dealt tiles, in dealt order. Private to that seat."""
 
     seat: Seat
     tiles: list[Tile]
 
 
-class WallBuilt(HandEvent, tag="wall_built"):
+class WallBuilt(HandEvent, frozen=True, tag="wall_built"):
     """The secret rest of the deal: the live wall (front first), the exchange direction and,
     for shuffled hands, the seed. Server-only until the hand ends."""
 
@@ -68,7 +68,7 @@ class WallBuilt(HandEvent, tag="wall_built"):
     seed: str | None = None
 
 
-class ExchangeChosen(HandEvent, tag="exchange_chosen"):
+class ExchangeChosen(HandEvent, frozen=True, tag="exchange_chosen"):
     """A seat set aside its three tiles to pass. Others learn only that it chose."""
 
     seat: Seat
@@ -76,14 +76,14 @@ class ExchangeChosen(HandEvent, tag="exchange_chosen"):
     timeout: bool = False
 
 
-class ExchangeResolved(HandEvent, tag="exchange_resolved"):
+class ExchangeResolved(HandEvent, frozen=True, tag="exchange_resolved"):
     """All four chose: the direction is revealed and ``passed[i]`` goes from seat i onward."""
 
     direction: Direction
     passed: list[list[Tile]]
 
 
-class MissingSuitDeclared(HandEvent, tag="missing_suit_declared"):
+class MissingSuitDeclared(HandEvent, frozen=True, tag="missing_suit_declared"):
     """A seat declared its missing suit. Others learn only that it declared."""
 
     seat: Seat
@@ -91,13 +91,13 @@ class MissingSuitDeclared(HandEvent, tag="missing_suit_declared"):
     timeout: bool = False
 
 
-class MissingSuitsRevealed(HandEvent, tag="missing_suits_revealed"):
+class MissingSuitsRevealed(HandEvent, frozen=True, tag="missing_suits_revealed"):
     """All four declared; their missing suits, by seat. Play starts with the dealer."""
 
     suits: list[Suit]
 
 
-class TileDrawn(HandEvent, tag="tile_drawn"):
+class TileDrawn(HandEvent, frozen=True, tag="tile_drawn"):
     """A seat drew a tile: from the front, or from the back as a kong replacement."""
 
     seat: Seat
@@ -106,7 +106,7 @@ class TileDrawn(HandEvent, tag="tile_drawn"):
     wall_left: int = 0
 
 
-class TileDiscarded(HandEvent, tag="tile_discarded"):
+class TileDiscarded(HandEvent, frozen=True, tag="tile_discarded"):
     """A seat discarded a tile."""
 
     seat: Seat
@@ -114,7 +114,7 @@ class TileDiscarded(HandEvent, tag="tile_discarded"):
     timeout: bool = False
 
 
-class ResponseWindowOpened(HandEvent, tag="response_window_opened"):
+class ResponseWindowOpened(HandEvent, frozen=True, tag="response_window_opened"):
     """The seats that have a legal claim on a discard must each respond."""
 
     discarder: Seat
@@ -122,7 +122,7 @@ class ResponseWindowOpened(HandEvent, tag="response_window_opened"):
     seats: list[Seat]
 
 
-class RobbingWindowOpened(HandEvent, tag="robbing_window_opened"):
+class RobbingWindowOpened(HandEvent, frozen=True, tag="robbing_window_opened"):
     """An added kong was declared; the seats that could win on its tile may rob it."""
 
     declarer: Seat
@@ -130,7 +130,7 @@ class RobbingWindowOpened(HandEvent, tag="robbing_window_opened"):
     seats: list[Seat]
 
 
-class ClaimDeclared(HandEvent, tag="claim_declared"):
+class ClaimDeclared(HandEvent, frozen=True, tag="claim_declared"):
     """A seat claimed the tile in an open window; it takes effect when the window resolves."""
 
     seat: Seat
@@ -138,14 +138,14 @@ class ClaimDeclared(HandEvent, tag="claim_declared"):
     timeout: bool = False
 
 
-class Passed(HandEvent, tag="passed"):
+class Passed(HandEvent, frozen=True, tag="passed"):
     """A seat passed in an open window (the passing restrictions of RULES.md §3 apply)."""
 
     seat: Seat
     timeout: bool = False
 
 
-class Punged(HandEvent, tag="punged"):
+class Punged(HandEvent, frozen=True, tag="punged"):
     """A seat punged a discard; its turn is one discard."""
 
     seat: Seat
@@ -153,7 +153,7 @@ class Punged(HandEvent, tag="punged"):
     tile: Tile
 
 
-class Konged(HandEvent, tag="konged"):
+class Konged(HandEvent, frozen=True, tag="konged"):
     """A kong completed, with its payments (RULES.md §5.2). A replacement draw follows."""
 
     seat: Seat
@@ -163,8 +163,11 @@ class Konged(HandEvent, tag="konged"):
     payments: list[Payment] = []
 
 
-class Won(HandEvent, tag="won"):
-    """A seat won and leaves the hand. ``hand`` is its revealed concealed tiles, winning tile included."""
+class Won(HandEvent, frozen=True, tag="won"):
+    """A seat won and leaves the hand.
+
+    ``hand`` is its revealed concealed tiles, winning tile included.
+    """
 
     seat: Seat
     tile: Tile | None
@@ -178,7 +181,7 @@ class Won(HandEvent, tag="won"):
     timeout: bool = False
 
 
-class WallExhausted(HandEvent, tag="wall_exhausted"):
+class WallExhausted(HandEvent, frozen=True, tag="wall_exhausted"):
     """The wall ran out with fewer than three winners; the settlement of RULES.md §6 follows.
 
     ``ready`` is null for winners and false for flower pigs; ``base_values`` is each ready
@@ -190,13 +193,13 @@ class WallExhausted(HandEvent, tag="wall_exhausted"):
     base_values: list[int | None]
 
 
-class SettlementItem(HandEvent, tag="settlement_item"):
+class SettlementItem(HandEvent, frozen=True, tag="settlement_item"):
     """One payment of the exhaustion settlement."""
 
     payment: Payment
 
 
-class HandEnded(HandEvent, tag="hand_ended"):
+class HandEnded(HandEvent, frozen=True, tag="hand_ended"):
     """The hand is over. The seed is revealed so anyone can audit the shuffle."""
 
     end: Literal["three_winners", "wall_exhausted"]

@@ -77,7 +77,7 @@ def cmd_shuffle(args: argparse.Namespace) -> int:
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
-    from schemas import publish
+    import schemas.publish as publish
 
     if args.write:
         for path in publish.write():

@@ -48,8 +48,8 @@ def _build_tables() -> tuple[frozenset[int], frozenset[int], frozenset[int]]:
     return frozenset(standard), frozenset(pungs_only), frozenset(pairs)
 
 
+# Keys that split into groups plus at most one pair; into pungs plus at most one pair; into pairs.
 STANDARD_KEYS, PUNG_KEYS, PAIR_KEYS = _build_tables()
-"""Keys that split into groups plus at most one pair; into pungs plus at most one pair; into pairs."""
 
 
 def suit_keys(counts: Sequence[int]) -> list[int]:

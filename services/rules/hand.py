@@ -14,7 +14,7 @@ from typing import Any
 from schemas import commands as cmd
 from schemas import events as ev
 from services.rules.analysis import best_reading
-from services.rules.claims import can_rob, claim_bits, completes, may_call, seats_after
+from services.rules.claims import can_rob, claim_bits, may_call, seats_after
 from services.rules.settlement import placements, settle_exhaustion
 from services.rules.shuffle import Deal, commitment
 from services.rules.state import HU, KONG, PUNG, HandState, apply
@@ -94,7 +94,8 @@ def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
         return problem
     if isinstance(command, cmd.Timeout):
         return _timeout(state, command)
-    return _HANDLERS[type(command)](state, command, False)
+    result: list[ev.Event] | cmd.Rejection = _HANDLERS[type(command)](state, command, False)
+    return result
 
 
 def pending_seats(state: HandState) -> list[int]:
@@ -115,7 +116,10 @@ def legal_actions(state: HandState, seat: int) -> list[cmd.HandCommand]:
     if seat not in pending_seats(state):
         return []
     if state.phase == "exchange":
-        return [cmd.ChooseExchange(seat=seat, tiles=[NAMES[t] for t in c]) for c in _triples(state, seat)]
+        return [
+            cmd.ChooseExchange(seat=seat, tiles=[NAMES[t] for t in c])
+            for c in _triples(state, seat)
+        ]
     if state.phase == "missing":
         return [cmd.DeclareMissing(seat=seat, suit=x) for x in SUITS]
     w = state.window
@@ -140,7 +144,7 @@ def legal_actions(state: HandState, seat: int) -> list[cmd.HandCommand]:
 
 def _triples(state: HandState, seat: int) -> list[tuple[int, ...]]:
     counts = state.counts[seat]
-    out = []
+    out: list[tuple[int, ...]] = []
     for s in range(3):
         held = [t for t in range(s * 9, s * 9 + 9) if counts[t]]
         for combo in combinations_with_replacement(held, 3):
@@ -299,7 +303,9 @@ def _kong(s: HandState, c: cmd.Kong, timeout: bool) -> Any:
             _complete_added_kong(log, c.seat, t)
         return log.events
     return _reject(
-        "no_kong", f"a kong of {NAMES[t]} needs four in hand or your pung and one more", tile=NAMES[t]
+        "no_kong",
+        f"a kong of {NAMES[t]} needs four in hand or your pung and one more",
+        tile=NAMES[t],
     )
 
 
@@ -372,11 +378,11 @@ def _claim_refusal(s: HandState, seat: int, claim: str, t: int, kind: str) -> cm
     if not s.wall_left:
         return _reject("last_discard", "the discard after the last wall tile may only be won on")
     if claim == "pung" and s.counts[seat][t] >= 2:
-        return _reject("pung_blocked", f"you passed a pung of {name}: not until you draw", tile=name)
+        return _reject(
+            "pung_blocked", f"you passed a pung of {name}: not until you draw", tile=name
+        )
     need = 2 if claim == "pung" else 3
-    return _reject(
-        f"no_{claim}", f"a {claim} of {name} needs {need} in your hand", tile=name
-    )
+    return _reject(f"no_{claim}", f"a {claim} of {name} needs {need} in your hand", tile=name)
 
 
 def _pung(s: HandState, c: cmd.Pung, timeout: bool) -> Any:
@@ -407,7 +413,7 @@ def _resolve(log: _Log) -> None:
             counts = s.counts[x][:]
             counts[w.tile] += 1
             reading = best_reading(counts, s.meld_shapes(x), situational)
-            reason = "robbed_kong_win" if robbed else "discard_win"
+            reason: ev.PaymentReason = "robbed_kong_win" if robbed else "discard_win"
             fee = [ev.Payment(payer=w.source, payee=x, amount=reading.value, reason=reason)]
             _emit_win(log, x, w.tile, w.source, reading, fee, False, counts)
         _after_wins(log, winners[-1])
@@ -433,9 +439,11 @@ def _resolve(log: _Log) -> None:
 # --- automatic follow-ups ------------------------------------------------------------------
 
 
-def _fees_from_others(s: HandState, seat: int, amount: int, reason: str) -> list[ev.Payment]:
+def _fees_from_others(
+    s: HandState, seat: int, amount: int, reason: ev.PaymentReason
+) -> list[ev.Payment]:
     return [
-        ev.Payment(payer=x, payee=seat, amount=amount, reason=reason)  # type: ignore[arg-type]
+        ev.Payment(payer=x, payee=seat, amount=amount, reason=reason)
         for x in seats_after(seat)
         if not s.won[x]
     ]

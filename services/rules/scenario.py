@@ -75,10 +75,16 @@ def _opening(state: HandState, scenario: dict[str, Any]) -> None:
             raise ScenarioError(f"opening choice of seat {step.seat} refused: {result.reason}")
 
 
-def run(scenario: dict[str, Any]) -> dict[str, Any]:
-    """Play a scenario and return its outcome (README's ``end/scores/wins/ready/rejected``)."""
+def prepare(scenario: dict[str, Any]) -> HandState:
+    """The scenario's hand after its deal, exchange and missing suits, before any action."""
     state, _ = start_hand("scenario", str(scenario.get("id", "scenario")), _deal(scenario))
     _opening(state, scenario)
+    return state
+
+
+def run(scenario: dict[str, Any]) -> dict[str, Any]:
+    """Play a scenario and return its outcome (README's ``end/scores/wins/ready/rejected``)."""
+    state = prepare(scenario)
     rejected = None
     for index, text in enumerate(scenario.get("actions", [])):
         try:

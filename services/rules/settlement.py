@@ -35,9 +35,7 @@ def settle_exhaustion(state: HandState) -> Exhaustion:
         missing = state.missing[s]
         assert missing is not None
         base[s] = ready_value(state.counts[s], state.meld_shapes(s), missing)
-    ready: list[bool | None] = [
-        None if state.won[s] else (base[s] is not None) for s in range(4)
-    ]
+    ready: list[bool | None] = [None if state.won[s] else (base[s] is not None) for s in range(4)]
     ready_seats = [s for s in remaining if ready[s]]
     payments: list[Payment] = []
     for pig in pigs:

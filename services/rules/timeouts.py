@@ -45,7 +45,9 @@ def can_self_draw(state: HandState, seat: int) -> bool:
 def default_command(state: HandState, seat: int) -> cmd.HandCommand:
     """The command the server plays for ``seat``'s pending decision on timeout."""
     if state.phase == "exchange":
-        return cmd.ChooseExchange(seat=seat, tiles=[NAMES[t] for t in exchange_default(state, seat)])
+        return cmd.ChooseExchange(
+            seat=seat, tiles=[NAMES[t] for t in exchange_default(state, seat)]
+        )
     if state.phase == "missing":
         return cmd.DeclareMissing(seat=seat, suit=SUITS[missing_default(state, seat)])
     w = state.window
