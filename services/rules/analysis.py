@@ -98,17 +98,22 @@ def is_complete(keys: Sequence[int], declared: int, missing: int | None) -> bool
     return declared == 0 and is_seven_pairs(k0, k1, k2)
 
 
+def _as_bytes(key: int) -> bytes:
+    return bytes((key // POW5[r]) % 5 for r in range(9))
+
+
+# The same tables keyed by a suit's nine counts as bytes, for callers holding plain counts.
+_STANDARD_BYTES = frozenset(_as_bytes(k) for k in STANDARD_KEYS)
+_PAIR_BYTES = frozenset(_as_bytes(k) for k in PAIR_KEYS)
+
+
 def complete_from_counts(counts: Sequence[int], declared: int = 0) -> bool:
-    """Complete-hand check from 27 counts (no missing suit); the benchmark's entry point."""
-    k0 = k1 = k2 = 0
-    for r in range(9):
-        p = POW5[r]
-        k0 += counts[r] * p
-        k1 += counts[r + 9] * p
-        k2 += counts[r + 18] * p
-    if k0 in STANDARD_KEYS and k1 in STANDARD_KEYS and k2 in STANDARD_KEYS:
+    """Complete-hand check from 27 counts (no missing suit), for callers without suit keys."""
+    b = bytes(counts)
+    s0, s1, s2 = b[0:9], b[9:18], b[18:27]
+    if s0 in _STANDARD_BYTES and s1 in _STANDARD_BYTES and s2 in _STANDARD_BYTES:
         return True
-    return declared == 0 and k0 in PAIR_KEYS and k1 in PAIR_KEYS and k2 in PAIR_KEYS
+    return declared == 0 and s0 in _PAIR_BYTES and s1 in _PAIR_BYTES and s2 in _PAIR_BYTES
 
 
 def winning_tiles(keys: Sequence[int], declared: int, missing: int | None) -> list[int]:

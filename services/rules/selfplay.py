@@ -30,7 +30,9 @@ def _keeps(counts: list[int], t: int) -> int:
     return score
 
 
-def eager_choice(rng: random.Random, state: HandState, options: list[cmd.HandCommand]) -> cmd.HandCommand:
+def eager_choice(
+    rng: random.Random, state: HandState, options: list[cmd.HandCommand]
+) -> cmd.HandCommand:
     """A cheap, still random policy that wins, punges and kongs often enough to cover the rules:
     always win, often claim, and discard loosely connected tiles."""
     for o in options:
