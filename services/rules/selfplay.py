@@ -33,8 +33,10 @@ def _keeps(counts: list[int], t: int) -> int:
 def eager_choice(
     rng: random.Random, state: HandState, options: list[cmd.HandCommand]
 ) -> cmd.HandCommand:
-    """A cheap, still random policy that wins, punges and kongs often enough to cover the rules:
-    always win, often claim, and discard loosely connected tiles."""
+    """A cheap, still random policy that wins, pungs and kongs often enough to cover the rules.
+
+    It always wins, often claims, and discards loosely connected tiles.
+    """
     for o in options:
         if isinstance(o, cmd.Hu):
             return o
