@@ -11,12 +11,14 @@ import msgspec
 from schemas import SCHEMA_VERSION
 from schemas.commands import Command, Rejection
 from schemas.events import Event
+from schemas.views import SeatView
 
 HERE = Path(__file__).parent
 PUBLISHED: dict[str, Any] = {
     "events.schema.json": Event,
     "commands.schema.json": Command,
     "rejection.schema.json": Rejection,
+    "seat-view.schema.json": SeatView,
 }
 
 

@@ -60,6 +60,7 @@ class WinRecord:
     fan: int
     value: int
     patterns: tuple[str, ...]
+    hand: tuple[int, ...] = ()  # the revealed concealed tiles, winning tile included
 
 
 @dataclass(slots=True)
@@ -344,7 +345,8 @@ def _won(s: HandState, e: ev.Won) -> None:
     for p in e.payments:
         s.pay(p)
     tile = None if e.tile is None else INDEX[e.tile]
-    s.wins.append(WinRecord(e.seat, tile, e.from_seat, e.fan, e.value, tuple(e.patterns)))
+    hand = tuple(INDEX[n] for n in e.hand)
+    s.wins.append(WinRecord(e.seat, tile, e.from_seat, e.fan, e.value, tuple(e.patterns), hand))
     if s.turn == e.seat:
         s.turn = s.turn_kind = s.drawn = None
 

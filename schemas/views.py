@@ -1,0 +1,83 @@
+"""What one seat (or a spectator) may see of a hand: RULES.md §10, as a typed snapshot.
+
+Humans and bots receive the same ``SeatView``. Before the hand ends it holds the seat's own
+concealed tiles and only public facts about the others; after the end, everything.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas.commands import Command
+from schemas.types import Direction, Seat, Suit, Tile
+
+
+class MeldView(msgspec.Struct, frozen=True, kw_only=True):
+    """A declared group. Concealed kongs show their tile type too (RULES.md §5.2)."""
+
+    kind: str  # pung, concealed, added or exposed
+    tile: Tile
+    from_seat: Seat | None = None
+
+
+class WinView(msgspec.Struct, frozen=True, kw_only=True):
+    """A win with its revealed hand."""
+
+    seat: Seat
+    tile: Tile | None
+    from_seat: Seat | None
+    fan: int
+    value: int
+    patterns: list[str]
+    hand: list[Tile]
+
+
+class WindowView(msgspec.Struct, frozen=True, kw_only=True):
+    """An open response or robbing window: the tile, who offered it, who is still deciding."""
+
+    kind: str  # discard or rob
+    tile: Tile
+    source: Seat
+    pending: list[Seat]
+
+
+class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
+    """The public facts about one seat."""
+
+    seat: Seat
+    player: str
+    concealed_count: int
+    melds: list[MeldView]
+    discards: list[Tile]
+    missing: Suit | None  # null until all four have declared (one's own: once declared)
+    chose_exchange: bool
+    declared_missing: bool
+    won: bool
+    score: int
+    hand: list[Tile] | None = None  # concealed tiles: one's own, or everyone's after the end
+
+
+class SeatView(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's view of a hand (``seat`` null: a spectator's public view)."""
+
+    table_id: str
+    hand_id: str
+    seq: int
+    seat: Seat | None
+    phase: str
+    players: list[PlayerView]
+    wall_left: int
+    direction: Direction | None
+    pending: list[Seat]
+    turn: Seat | None
+    window: WindowView | None
+    wins: list[WinView]
+    drawn: Tile | None = None  # the tile this seat just drew
+    exchange_chosen: list[Tile] | None = None
+    exchange_received: list[Tile] | None = None
+    legal_actions: list[Command] = []
+    end: str | None = None
+    ready: list[bool | None] | None = None
+    commitment: str | None = None
+    seed: str | None = None
+    wall: list[Tile] | None = None  # the remaining wall, after the end only
