@@ -249,13 +249,21 @@ def _turn_check(s: HandState, seat: int) -> cmd.Rejection | None:
     return None
 
 
-def _discard(s: HandState, c: cmd.Discard, timeout: bool) -> Any:
-    problem = _turn_check(s, c.seat)
+def _turn_tile(s: HandState, seat: int, text: str) -> int | cmd.Rejection:
+    """The tile of a turn action, or why the action is refused before looking further."""
+    problem = _turn_check(s, seat)
     if problem:
         return problem
-    t = _tile_arg(c.tile)
+    t = _tile_arg(text)
     if t is None:
-        return _reject("bad_tile", f"not a tile: {c.tile!r}", tile=str(c.tile))
+        return _reject("bad_tile", f"not a tile: {text!r}", tile=str(text))
+    return t
+
+
+def _discard(s: HandState, c: cmd.Discard, timeout: bool) -> Any:
+    t = _turn_tile(s, c.seat, c.tile)
+    if isinstance(t, cmd.Rejection):
+        return t
     if not s.counts[c.seat][t]:
         return _reject("tile_not_held", f"you do not hold {NAMES[t]}", tile=NAMES[t])
     missing = s.missing[c.seat]
@@ -276,12 +284,9 @@ def _discard(s: HandState, c: cmd.Discard, timeout: bool) -> Any:
 
 
 def _kong(s: HandState, c: cmd.Kong, timeout: bool) -> Any:
-    problem = _turn_check(s, c.seat)
-    if problem:
-        return problem
-    t = _tile_arg(c.tile)
-    if t is None:
-        return _reject("bad_tile", f"not a tile: {c.tile!r}", tile=str(c.tile))
+    t = _turn_tile(s, c.seat, c.tile)
+    if isinstance(t, cmd.Rejection):
+        return t
     if s.turn_kind == "pung":
         return _reject("discard_only", "after a pung your turn is one discard")
     if s.holds_missing(c.seat):
