@@ -8,11 +8,19 @@ from schemas.types import Seat, Suit, Tile
 
 
 class HandCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
-    """Fields every command carries. ``command_id`` lets services drop duplicates."""
+    """Fields every command carries.
+
+    ``command_id`` lets services drop duplicates. ``hand_id`` and ``decision_seq`` name the
+    decision the command answers (``decision_seq`` is the seq of the event that opened it);
+    a command for an older hand or decision is stale and rejected. Left empty, they are not
+    checked (the rules engine's own callers, scenarios).
+    """
 
     seat: Seat
     table_id: str = ""
     command_id: str = ""
+    hand_id: str = ""
+    decision_seq: int | None = None
 
 
 class ChooseExchange(HandCommand, frozen=True, tag="choose_exchange"):
@@ -58,11 +66,8 @@ class Pass(HandCommand, frozen=True, tag="pass"):
 class Timeout(HandCommand, frozen=True, tag="timeout"):
     """The seat's pending decision ran out of time; the RULES.md §8 default is played for it.
 
-    ``decision_seq`` names the event that opened the decision; a timeout for an older
-    decision is stale and rejected.
+    Sent by the clock, which names the decision (``decision_seq``) that ran out.
     """
-
-    decision_seq: int | None = None
 
 
 Command = ChooseExchange | DeclareMissing | Discard | Kong | Hu | Pung | ClaimKong | Pass | Timeout

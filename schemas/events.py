@@ -36,11 +36,12 @@ class Payment(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class HandEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
-    """Fields every event carries."""
+    """Fields every event carries; ``command_id`` names the command that caused it, if any."""
 
     table_id: str
     hand_id: str
     seq: int
+    command_id: str = ""
 
 
 class HandStarted(HandEvent, frozen=True, tag="hand_started"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 from itertools import combinations_with_replacement
 from typing import Any
 
+import msgspec
+
 from schemas import commands as cmd
 from schemas import events as ev
 from services.rules.analysis import best_reading
@@ -32,15 +34,22 @@ def _reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
 class _Log:
     """Emits events: each gets the next seq, is applied to the state, and is collected."""
 
-    __slots__ = ("events", "state")
+    __slots__ = ("command_id", "events", "state")
 
-    def __init__(self, state: HandState) -> None:
+    def __init__(self, state: HandState, command_id: str = "") -> None:
         self.state = state
+        self.command_id = command_id
         self.events: list[ev.Event] = []
 
     def emit(self, event_type: type[Any], /, **fields: Any) -> None:
         s = self.state
-        event = event_type(table_id=s.table_id, hand_id=s.hand_id, seq=s.seq + 1, **fields)
+        event = event_type(
+            table_id=s.table_id,
+            hand_id=s.hand_id,
+            seq=s.seq + 1,
+            command_id=self.command_id,
+            **fields,
+        )
         apply(s, event)
         self.events.append(event)
 
@@ -87,7 +96,8 @@ def decide(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
 def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.Rejection:
     """Decide and apply in one step (the fast path for the single writer of a hand).
 
-    On a rejection nothing was applied. On success the returned events have been applied.
+    On a rejection nothing was applied. On success the returned events have been applied;
+    they carry the command's ``command_id``.
     """
     problem = _common_checks(state, command)
     if problem is not None:
@@ -176,6 +186,14 @@ def _common_checks(state: HandState, c: cmd.HandCommand) -> cmd.Rejection | None
         return _reject("not_started", "the hand has not been dealt yet")
     if state.won[c.seat]:
         return _reject("already_won", f"seat {c.seat} has won and left the hand", seat=c.seat)
+    if c.hand_id and c.hand_id != state.hand_id:
+        return _reject("stale_hand", f"hand {c.hand_id} is not the current hand", hand=c.hand_id)
+    if c.decision_seq is not None and c.decision_seq != state.decision_seq:
+        return _reject(
+            "stale_decision",
+            f"decision {c.decision_seq} has passed; the pending decision is {state.decision_seq}",
+            decision_seq=c.decision_seq,
+        )
     return None
 
 
@@ -215,7 +233,7 @@ def _choose_exchange(s: HandState, c: cmd.ChooseExchange, timeout: bool) -> Any:
     need = counts_of(chosen)
     if any(need[t] > s.counts[c.seat][t] for t in set(chosen)):
         return _reject("tile_not_held", "you do not hold those tiles")
-    log = _Log(s)
+    log = _Log(s, c.command_id)
     log.emit(ev.ExchangeChosen, seat=c.seat, tiles=[NAMES[t] for t in chosen], timeout=timeout)
     if all(x is not None for x in s.exchange):
         passed = [[NAMES[t] for t in x] for x in s.exchange if x is not None]
@@ -231,7 +249,7 @@ def _declare_missing(s: HandState, c: cmd.DeclareMissing, timeout: bool) -> Any:
         return _reject("already_declared", f"seat {c.seat} already declared", seat=c.seat)
     if c.suit not in ("m", "p", "s"):
         return _reject("bad_suit", f"not a suit: {c.suit!r}", suit=str(c.suit))
-    log = _Log(s)
+    log = _Log(s, c.command_id)
     log.emit(ev.MissingSuitDeclared, seat=c.seat, suit=c.suit, timeout=timeout)
     if all(x is not None for x in s.missing):
         log.emit(ev.MissingSuitsRevealed, suits=[SUITS[x] for x in s.missing if x is not None])
@@ -273,7 +291,7 @@ def _discard(s: HandState, c: cmd.Discard, timeout: bool) -> Any:
             f"discard your missing suit {SUITS[missing]} first",
             suit=SUITS[missing],
         )
-    log = _Log(s)
+    log = _Log(s, c.command_id)
     log.emit(ev.TileDiscarded, seat=c.seat, tile=NAMES[t], timeout=timeout)
     asked = [x for x in seats_after(c.seat) if claim_bits(s, x, t)]
     if asked:
@@ -294,7 +312,7 @@ def _kong(s: HandState, c: cmd.Kong, timeout: bool) -> Any:
     if not s.wall_left:
         return _reject("wall_empty", "no kong without a replacement tile: the wall is empty")
     held = s.counts[c.seat][t]
-    log = _Log(s)
+    log = _Log(s, c.command_id)
     if held == 4:
         fees = _fees_from_others(s, c.seat, CONCEALED_KONG_FEE, "concealed_kong")
         log.emit(ev.Konged, seat=c.seat, tile=NAMES[t], kind="concealed", payments=fees)
@@ -316,7 +334,7 @@ def _kong(s: HandState, c: cmd.Kong, timeout: bool) -> Any:
 
 def _hu(s: HandState, c: cmd.Hu, timeout: bool) -> Any:
     if s.phase == "play" and s.window is not None:
-        return _respond(s, c.seat, "hu", HU, timeout)
+        return _respond(s, c, "hu", HU, timeout)
     problem = _turn_check(s, c.seat)
     if problem:
         return problem
@@ -334,7 +352,7 @@ def _hu(s: HandState, c: cmd.Hu, timeout: bool) -> Any:
         situational.append("last_tile")
     reading = best_reading(s.counts[seat], s.meld_shapes(seat), situational)
     fees = _fees_from_others(s, seat, reading.value + 1, "self_drawn_win")
-    log = _Log(s)
+    log = _Log(s, c.command_id)
     _emit_win(log, seat, s.drawn, None, reading, fees, timeout, hand_counts=s.counts[seat])
     _after_wins(log, seat)
     return log.events
@@ -343,7 +361,8 @@ def _hu(s: HandState, c: cmd.Hu, timeout: bool) -> Any:
 # --- responses -----------------------------------------------------------------------------
 
 
-def _respond(s: HandState, seat: int, claim: str, bit: int, timeout: bool) -> Any:
+def _respond(s: HandState, c: cmd.HandCommand, claim: str, bit: int, timeout: bool) -> Any:
+    seat = c.seat
     if s.phase != "play":
         return _reject("opening_not_done", "the exchange and missing suits come first")
     w = s.window
@@ -360,7 +379,7 @@ def _respond(s: HandState, seat: int, claim: str, bit: int, timeout: bool) -> An
         )
     if claim != "pass" and not w.claims[seat] & bit:
         return _claim_refusal(s, seat, claim, w.tile, w.kind)
-    log = _Log(s)
+    log = _Log(s, c.command_id)
     if claim == "pass":
         log.emit(ev.Passed, seat=seat, timeout=timeout)
     else:
@@ -391,15 +410,15 @@ def _claim_refusal(s: HandState, seat: int, claim: str, t: int, kind: str) -> cm
 
 
 def _pung(s: HandState, c: cmd.Pung, timeout: bool) -> Any:
-    return _respond(s, c.seat, "pung", PUNG, timeout)
+    return _respond(s, c, "pung", PUNG, timeout)
 
 
 def _claim_kong(s: HandState, c: cmd.ClaimKong, timeout: bool) -> Any:
-    return _respond(s, c.seat, "kong", KONG, timeout)
+    return _respond(s, c, "kong", KONG, timeout)
 
 
 def _pass(s: HandState, c: cmd.Pass, timeout: bool) -> Any:
-    return _respond(s, c.seat, "pass", 0, timeout)
+    return _respond(s, c, "pass", 0, timeout)
 
 
 def _resolve(log: _Log) -> None:
@@ -542,13 +561,7 @@ def _end(log: _Log, how: str) -> None:
 def _timeout(s: HandState, c: cmd.Timeout) -> list[ev.Event] | cmd.Rejection:
     if c.seat not in pending_seats(s):
         return _reject("no_pending_decision", f"seat {c.seat} has no decision pending", seat=c.seat)
-    if c.decision_seq is not None and c.decision_seq != s.decision_seq:
-        return _reject(
-            "stale_timeout",
-            f"timeout for decision {c.decision_seq}, pending is {s.decision_seq}",
-            decision_seq=c.decision_seq,
-        )
-    default = default_command(s, c.seat)
+    default = msgspec.structs.replace(default_command(s, c.seat), command_id=c.command_id)
     result: list[ev.Event] | cmd.Rejection = _HANDLERS[type(default)](s, default, True)
     return result
 

@@ -220,7 +220,7 @@ def test_a_stale_timeout_is_rejected() -> None:
     old = state.decision_seq
     handle(state, cmd.Discard(seat=0, tile="9p"))
     r = handle(state, cmd.Timeout(seat=1, decision_seq=old))
-    assert isinstance(r, cmd.Rejection) and r.code == "stale_timeout"
+    assert isinstance(r, cmd.Rejection) and r.code == "stale_decision"
 
 
 def test_a_timeout_for_a_seat_without_a_decision_is_rejected() -> None:
@@ -276,3 +276,15 @@ def test_the_exchange_stays_hidden_until_all_four_chose() -> None:
     assert isinstance(events, list)
     resolved = events[-1]
     assert isinstance(resolved, ev.ExchangeResolved) and resolved.direction == "opposite"
+
+
+def test_a_command_for_another_hand_or_an_old_decision_is_stale() -> None:
+    state = at(PURE_WIN)
+    r = handle(state, cmd.Discard(seat=0, tile="9p", hand_id="another"))
+    assert isinstance(r, cmd.Rejection) and r.code == "stale_hand"
+    r = handle(state, cmd.Discard(seat=0, tile="9p", decision_seq=state.decision_seq - 1))
+    assert isinstance(r, cmd.Rejection) and r.code == "stale_decision"
+    events = handle(
+        state, cmd.Discard(seat=0, tile="9p", decision_seq=state.decision_seq, command_id="c1")
+    )
+    assert isinstance(events, list) and all(e.command_id == "c1" for e in events)
