@@ -44,3 +44,18 @@ run: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+## kafka-up / kafka-down: single-node Kafka on 127.0.0.1:19092 (KAFKA_PORT); jars from Maven Central, cached
+## db-up / db-down: PostgreSQL on 127.0.0.1:15432 (PG_PORT), database `mahjong`; see deploy/README.md
+.PHONY: kafka-up kafka-down db-up db-down
+kafka-up:
+	bash deploy/kafka/kafka.sh up
+
+kafka-down:
+	bash deploy/kafka/kafka.sh down
+
+db-up:
+	bash deploy/postgres/postgres.sh up
+
+db-down:
+	bash deploy/postgres/postgres.sh down

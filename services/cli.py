@@ -6,7 +6,9 @@ Subcommands grow with the platform; each one's ``--help`` explains it.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 from services.rules import scenario as scenarios
 from services.rules.shuffle import commitment, shuffle
 from services.rules.tiles import format_tiles
+from services.runtime.config import add_log_options, open_log
 
 
 def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
@@ -89,10 +92,100 @@ def cmd_schemas(args: argparse.Namespace) -> int:
     return 1 if stale else 0
 
 
+def cmd_topics(args: argparse.Namespace) -> int:
+    from services.runtime.topics import TOPICS
+
+    async def go() -> None:
+        event_log = open_log(args)
+        await event_log.start()
+        try:
+            await event_log.create_topics(TOPICS)
+        finally:
+            await event_log.close()
+
+    asyncio.run(go())
+    for spec in TOPICS:
+        retention = "forever" if spec.retention_ms < 0 else f"{spec.retention_ms // 86_400_000} d"
+        policy = "compacted" if spec.compacted else f"retention {retention}"
+        print(f"{spec.name:<22} {spec.partitions:>3} partitions  {policy:<18} {spec.description}")
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from services.runtime.topics import TOPICS
+    from services.table.service import TableService
+
+    async def go() -> None:
+        event_log = open_log(args)
+        await event_log.start()
+        stop = _stop_on_signals()
+        try:
+            await event_log.create_topics(TOPICS)
+            await TableService(event_log).run(stop)
+        finally:
+            await event_log.close()
+
+    asyncio.run(go())
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from services.runtime.topics import TOPICS
+    from services.simulate import simulate
+    from services.table.service import TableService
+
+    def progress(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // total
+        print(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} hands",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    async def go() -> int:
+        event_log = open_log(args)
+        await event_log.start()
+        stop = asyncio.Event()
+        try:
+            await event_log.create_topics(TOPICS)
+            service_task = None
+            if not args.external_table_service:
+                service = TableService(event_log)
+                service_task = asyncio.create_task(service.run(stop))
+                await asyncio.wait_for(service.ready.wait(), 60)
+            result = await simulate(event_log, args.hands, args.tables, args.seed, progress)
+            stop.set()
+            if service_task is not None:
+                await service_task
+        finally:
+            await event_log.close()
+        print(file=sys.stderr)
+        rate = result.hands / result.seconds if result.seconds else 0.0
+        ends = ", ".join(f"{k}: {v}" for k, v in sorted(result.ends.items()))
+        print(
+            f"{result.hands} hands in {result.seconds:.1f} s ({rate:.1f} hands/s); "
+            f"{result.commands} commands, {result.rejections} rejected; {ends}"
+        )
+        return 0
+
+    return asyncio.run(go())
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGTERM or SIGINT, so services finish their batch and leave cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     print(
-        "The one-process platform (table service, gateway and web client) is not built yet;\n"
-        "today this project ships the rules engine: see `mahjong-planet scenario --help`.",
+        "The one-process platform (gateway and web client) is not built yet; the table\n"
+        "service runs alone with `mahjong-planet table`.",
         file=sys.stderr,
     )
     return 2
@@ -135,7 +228,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write", action="store_true")
     p.set_defaults(func=cmd_schemas)
 
+    p = sub.add_parser(
+        "topics",
+        help="create the topics",
+        description="Create every topic with its partitions and retention (idempotent) and "
+        "list them.",
+    )
+    add_log_options(p)
+    p.set_defaults(func=cmd_topics)
+
+    p = sub.add_parser(
+        "table",
+        help="run the table service",
+        description="Consume table.commands, decide with the rules engine and append to "
+        "table.events exactly once. Stops cleanly on SIGTERM or SIGINT.",
+    )
+    add_log_options(p)
+    p.set_defaults(func=cmd_table)
+
+    p = sub.add_parser(
+        "simulate",
+        help="play hands between simulated players through the service path",
+        description="Start hands at simulated tables and play them with simple legal-move "
+        "players (deciding from their seat views) by sending commands to table.commands and "
+        "reading table.events. Runs the table service in-process unless told otherwise.",
+    )
+    add_log_options(p)
+    p.add_argument("--hands", type=int, default=100, help="hands to play (default 100)")
+    p.add_argument("--tables", type=int, default=20, help="tables at once (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the players' choices")
+    p.add_argument(
+        "--external-table-service",
+        action="store_true",
+        help="do not run a table service here (one is running against the same log)",
+    )
+    p.set_defaults(func=cmd_simulate)
+
     p = sub.add_parser("run", help="run the whole platform in one process (not built yet)")
+    add_log_options(p)
     p.set_defaults(func=cmd_run)
     return parser
 

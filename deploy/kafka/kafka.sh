@@ -185,6 +185,7 @@ up() {
             echo "$cluster_id" >"$RUN_DIR/cluster.id"
         fi
         local start=$SECONDS
+        [ -f "$LOG_FILE" ] && mv -f "$LOG_FILE" "$LOG_FILE.1"  # keep one previous run's log
         # shellcheck disable=SC2086
         "$java" $HEAP -cp "$LIBS/*" \
             -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \

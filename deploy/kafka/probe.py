@@ -71,7 +71,7 @@ def probe(host: str, port: int, show_versions: bool) -> bool:
         # Metadata v4: topics = [] (no topics), allow_auto_topic_creation = false
         resp = _request(sock, METADATA, 4, 2, struct.pack(">ib", 0, 0))
         _throttle, n_brokers = struct.unpack(">ii", resp[:8])
-        return n_brokers > 0
+        return int(n_brokers) > 0
 
 
 def main() -> int:

@@ -1,0 +1,166 @@
+"""Auditing many hands: a summary of verdicts, in this process or split over worker processes.
+
+The parallel form takes each hand as msgspec JSON (bytes), so only bytes cross to the workers
+and only small tallies come back: nothing big is pickled.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import msgspec
+
+from schemas import events as ev
+from services.audit.hand_audit import AuditResult, audit_hand
+
+MAX_PROBLEMS = 100
+"""How many problems (and failed hands) a summary keeps, first come first kept."""
+
+EncodedHand = bytes | Sequence[bytes]
+"""A hand as msgspec JSON: one array of its events, or one document per event (log order)."""
+
+_HAND = msgspec.json.Decoder(list[ev.Event])
+_EVENT = msgspec.json.Decoder(ev.Event)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditSummary:
+    """Counts over a batch of hands and the first problems found.
+
+    ``hands = passed + failed + skipped``; ``finished = passed + failed``. ``problems`` holds
+    up to ``MAX_PROBLEMS`` problems, each prefixed with its table and hand.
+    """
+
+    hands: int = 0
+    finished: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    problems: list[str] = field(default_factory=list)
+    failed_hands: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No finished hand failed (unfinished hands are skipped, not failures)."""
+        return self.failed == 0
+
+
+@dataclass(slots=True)
+class _Tally:
+    """A summary being built; tallies of parts of a batch merge in order."""
+
+    max_problems: int = MAX_PROBLEMS
+    hands: int = 0
+    finished: int = 0
+    passed: int = 0
+    failed: int = 0
+    problems: list[str] = field(default_factory=list)
+    failed_hands: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, result: AuditResult) -> None:
+        self.hands += 1
+        if not result.finished:
+            return
+        self.finished += 1
+        if result.ok:
+            self.passed += 1
+            return
+        self.failed += 1
+        if len(self.failed_hands) < self.max_problems:
+            self.failed_hands.append((result.table_id, result.hand_id))
+        room = self.max_problems - len(self.problems)
+        where = f"table {result.table_id!r} hand {result.hand_id!r}"
+        self.problems.extend(f"{where}: {p}" for p in result.problems[:room])
+
+    def merge(self, other: _Tally) -> None:
+        self.hands += other.hands
+        self.finished += other.finished
+        self.passed += other.passed
+        self.failed += other.failed
+        self.failed_hands.extend(other.failed_hands[: self.max_problems - len(self.failed_hands)])
+        self.problems.extend(other.problems[: self.max_problems - len(self.problems)])
+
+    def summary(self) -> AuditSummary:
+        return AuditSummary(
+            hands=self.hands,
+            finished=self.finished,
+            passed=self.passed,
+            failed=self.failed,
+            skipped=self.hands - self.finished,
+            problems=self.problems,
+            failed_hands=self.failed_hands,
+        )
+
+
+def audit_hands(
+    hands: Iterable[Sequence[ev.Event]], max_problems: int = MAX_PROBLEMS
+) -> AuditSummary:
+    """Audit each hand's log in turn, in this process."""
+    tally = _Tally(max_problems)
+    for events in hands:
+        tally.add(audit_hand(events))
+    return tally.summary()
+
+
+def decode_hand(encoded: EncodedHand) -> list[ev.Event]:
+    """A hand's events from msgspec JSON (an array, or one document per event)."""
+    if isinstance(encoded, bytes | bytearray | memoryview):
+        return _HAND.decode(encoded)
+    return [_EVENT.decode(b) for b in encoded]
+
+
+def audit_encoded_hand(encoded: EncodedHand) -> AuditResult:
+    """Decode and audit one hand; a log that does not decode fails with the decoder's reason."""
+    try:
+        events = decode_hand(encoded)
+    except msgspec.DecodeError as exc:
+        return AuditResult("", "", finished=True, ok=False, problems=[f"undecodable log: {exc}"])
+    return audit_hand(events)
+
+
+_Job = tuple[list[EncodedHand], int]
+"""A chunk of hands and the number of problems to keep."""
+
+
+def _audit_chunk(job: _Job) -> _Tally:
+    chunk, max_problems = job
+    tally = _Tally(max_problems)
+    for encoded in chunk:
+        tally.add(audit_encoded_hand(encoded))
+    return tally
+
+
+def _chunks(hands: Iterable[EncodedHand], size: int, max_problems: int) -> Iterator[_Job]:
+    chunk: list[EncodedHand] = []
+    for h in hands:
+        chunk.append(h)
+        if len(chunk) == size:
+            yield chunk, max_problems
+            chunk = []
+    if chunk:
+        yield chunk, max_problems
+
+
+def audit_encoded_hands(
+    hands: Iterable[EncodedHand],
+    processes: int = 2,
+    chunk_size: int = 64,
+    max_problems: int = MAX_PROBLEMS,
+) -> AuditSummary:
+    """Audit hands given as msgspec JSON, split in chunks over ``processes`` worker processes.
+
+    Results are merged in input order, so the problems kept are the same as ``audit_hands``
+    would keep. With ``processes <= 1`` everything runs in this process.
+    """
+    total = _Tally(max_problems)
+    jobs = _chunks(hands, chunk_size, max_problems)
+    if processes <= 1:
+        for job in jobs:
+            total.merge(_audit_chunk(job))
+        return total.summary()
+    with multiprocessing.get_context().Pool(processes) as pool:
+        for part in pool.imap(_audit_chunk, jobs):
+            total.merge(part)
+    return total.summary()

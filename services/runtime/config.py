@@ -1,0 +1,39 @@
+"""Choosing the event log from the command line and the environment."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from services.runtime.log import EventLog
+
+DEFAULT_DATA = "./data"
+
+
+def add_log_options(parser: argparse.ArgumentParser) -> None:
+    """``--data DIR`` (the embedded log, the default) or ``--kafka HOST:PORT``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--data",
+        metavar="DIR",
+        default=None,
+        help=f"use the embedded event log in DIR (default {DEFAULT_DATA})",
+    )
+    group.add_argument(
+        "--kafka",
+        metavar="HOST:PORT",
+        default=None,
+        help="use Apache Kafka at HOST:PORT instead (also: KAFKA_BOOTSTRAP_SERVERS)",
+    )
+
+
+def open_log(args: argparse.Namespace) -> EventLog:
+    """The log the options select; Kafka when ``--kafka`` or the environment names a broker."""
+    bootstrap = args.kafka or (None if args.data else os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
+    if bootstrap:
+        from services.runtime.kafka import KafkaLog
+
+        return KafkaLog(bootstrap)
+    from services.runtime.embedded import EmbeddedLog
+
+    return EmbeddedLog(args.data or DEFAULT_DATA)

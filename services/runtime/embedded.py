@@ -1,0 +1,325 @@
+"""The embedded event log: Kafka's topic/partition/offset model in one SQLite file (WAL).
+
+One process owns the file. A processor's transaction is one SQLite transaction holding the
+records it appends and the group position it moves, so a crash at any moment leaves either
+both or neither. ``synchronous=FULL``: a committed transaction survives a power cut too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+
+from services.runtime.log import (
+    Assignment,
+    Outgoing,
+    Record,
+    TopicSpec,
+    partition_for,
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS topics(
+  name TEXT PRIMARY KEY, partitions INTEGER NOT NULL, retention_ms INTEGER NOT NULL,
+  compacted INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS records(
+  topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
+  key TEXT NOT NULL, value BLOB NOT NULL,
+  PRIMARY KEY(topic, partition, offset)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS records_by_key ON records(topic, partition, key);
+CREATE TABLE IF NOT EXISTS ends(
+  topic TEXT NOT NULL, partition INTEGER NOT NULL, next_offset INTEGER NOT NULL,
+  PRIMARY KEY(topic, partition)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS group_offsets(
+  grp TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL,
+  next_offset INTEGER NOT NULL, PRIMARY KEY(grp, topic, partition)) WITHOUT ROWID;
+"""
+
+
+class EmbeddedLog:
+    """An ``EventLog`` on SQLite in ``directory``."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.path = Path(directory) / "log.sqlite3"
+        self._db: sqlite3.Connection | None = None
+        self._specs: dict[str, TopicSpec] = {}
+        self._changed: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.executescript(SCHEMA)
+        self._db = db
+        for name, partitions, retention, compacted in db.execute("SELECT * FROM topics"):
+            self._specs[name] = TopicSpec(name, partitions, retention, bool(compacted))
+
+    async def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("the embedded log is not started")
+        return self._db
+
+    # --- topics -----------------------------------------------------------------------------
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
+        with self._write():
+            for spec in specs:
+                self.db.execute(
+                    "INSERT OR IGNORE INTO topics VALUES (?, ?, ?, ?)",
+                    (spec.name, spec.partitions, spec.retention_ms, int(spec.compacted)),
+                )
+                self._specs.setdefault(spec.name, spec)
+
+    async def partition_count(self, topic: str) -> int:
+        return self._spec(topic).partitions
+
+    def _spec(self, topic: str) -> TopicSpec:
+        spec = self._specs.get(topic)
+        if spec is None:
+            raise KeyError(f"unknown topic {topic!r}; run `mahjong-planet topics` first")
+        return spec
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def _write(self) -> _WriteTxn:
+        return _WriteTxn(self.db)
+
+    def _append(self, record: Outgoing) -> int:
+        spec = self._spec(record.topic)
+        partition = (
+            record.partition
+            if record.partition is not None
+            else partition_for(record.key, spec.partitions)
+        )
+        if not 0 <= partition < spec.partitions:
+            raise ValueError(f"{record.topic} has no partition {partition}")
+        db = self.db
+        row = db.execute(
+            "SELECT next_offset FROM ends WHERE topic=? AND partition=?",
+            (record.topic, partition),
+        ).fetchone()
+        offset = row[0] if row else 0
+        if spec.compacted:
+            db.execute(
+                "DELETE FROM records WHERE topic=? AND partition=? AND key=?",
+                (record.topic, partition, record.key),
+            )
+        db.execute(
+            "INSERT INTO records VALUES (?, ?, ?, ?, ?)",
+            (record.topic, partition, offset, record.key, record.value),
+        )
+        db.execute(
+            "INSERT INTO ends VALUES (?, ?, ?) ON CONFLICT(topic, partition) "
+            "DO UPDATE SET next_offset=excluded.next_offset",
+            (record.topic, partition, offset + 1),
+        )
+        return offset
+
+    def _notify(self, topics: set[str]) -> None:
+        for topic in topics:
+            event = self._changed[topic]
+            event.set()
+            self._changed[topic] = asyncio.Event()
+
+    async def produce(self, records: Sequence[Outgoing]) -> None:
+        with self._write():
+            for r in records:
+                self._append(r)
+        self._notify({r.topic for r in records})
+
+    # --- reading ----------------------------------------------------------------------------
+
+    async def read(self, topic: str, partition: int, start: int, limit: int) -> list[Record]:
+        rows = self.db.execute(
+            "SELECT offset, key, value FROM records WHERE topic=? AND partition=? AND offset>=? "
+            "ORDER BY offset LIMIT ?",
+            (topic, partition, start, limit),
+        ).fetchall()
+        return [Record(topic, partition, o, k, bytes(v)) for o, k, v in rows]
+
+    async def end_offset(self, topic: str, partition: int) -> int:
+        row = self.db.execute(
+            "SELECT next_offset FROM ends WHERE topic=? AND partition=?", (topic, partition)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    async def wait_for_change(self, topic: str, timeout_s: float) -> None:
+        """Sleep until something is appended to ``topic`` (or the timeout passes)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed[topic].wait(), timeout_s)
+
+    def committed(self, group: str, topic: str, partition: int) -> int:
+        row = self.db.execute(
+            "SELECT next_offset FROM group_offsets WHERE grp=? AND topic=? AND partition=?",
+            (group, topic, partition),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def processor(
+        self, group: str, topic: str, on_assign: Assignment, on_revoke: Assignment
+    ) -> EmbeddedProcessor:
+        return EmbeddedProcessor(self, group, topic, on_assign, on_revoke)
+
+    def follower(self, topics: Sequence[str]) -> EmbeddedFollower:
+        return EmbeddedFollower(self, list(topics))
+
+
+class EmbeddedFollower:
+    """Reads what is appended to some topics after ``start``."""
+
+    def __init__(self, log: EmbeddedLog, topics: list[str]) -> None:
+        self.log, self.topics = log, topics
+        self.positions: dict[tuple[str, int], int] = {}
+
+    async def start(self) -> None:
+        for topic in self.topics:
+            for p in range(await self.log.partition_count(topic)):
+                self.positions[(topic, p)] = await self.log.end_offset(topic, p)
+
+    async def _read(self) -> list[Record]:
+        out: list[Record] = []
+        for (topic, p), position in self.positions.items():
+            records = await self.log.read(topic, p, position, 5000)
+            if records:
+                self.positions[(topic, p)] = records[-1].offset + 1
+                out.extend(records)
+        return out
+
+    async def poll(self, timeout_s: float) -> list[Record]:
+        records = await self._read()
+        if not records:
+            waits = {asyncio.ensure_future(self.log._changed[t].wait()) for t in self.topics}
+            _, pending = await asyncio.wait(
+                waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in pending:
+                task.cancel()
+            records = await self._read()
+        return records
+
+    async def stop(self) -> None:
+        self.positions.clear()
+
+
+class _WriteTxn:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> _WriteTxn:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+class EmbeddedProcessor:
+    """The only member of its group: it is assigned every partition of its topic."""
+
+    def __init__(
+        self,
+        log: EmbeddedLog,
+        group: str,
+        topic: str,
+        on_assign: Assignment,
+        on_revoke: Assignment,
+    ) -> None:
+        self.log, self.group, self.topic = log, group, topic
+        self.on_assign, self.on_revoke = on_assign, on_revoke
+        self._positions: dict[int, int] = {}
+
+    async def start(self) -> None:
+        partitions = await self.log.partition_count(self.topic)
+        for p in range(partitions):
+            self._positions[p] = self.log.committed(self.group, self.topic, p)
+        await self.on_assign(set(self._positions))
+
+    async def stop(self) -> None:
+        assigned = set(self._positions)
+        self._positions.clear()
+        if assigned:
+            await self.on_revoke(assigned)
+
+    def assignment(self) -> set[int]:
+        return set(self._positions)
+
+    async def poll(self, max_records: int, timeout_s: float) -> dict[int, list[Record]]:
+        batch = await self._read(max_records)
+        if not batch:
+            await self.log.wait_for_change(self.topic, timeout_s)
+            batch = await self._read(max_records)
+        return batch
+
+    async def _read(self, max_records: int) -> dict[int, list[Record]]:
+        out: dict[int, list[Record]] = {}
+        for p, position in self._positions.items():
+            records = await self.log.read(self.topic, p, position, max_records)
+            if records:
+                out[p] = records
+                self._positions[p] = records[-1].offset + 1
+        return out
+
+    async def rewind(self, partition: int) -> None:
+        self._positions[partition] = self.log.committed(self.group, self.topic, partition)
+
+    def transaction(self, partition: int, next_offset: int) -> _EmbeddedTransaction:
+        return _EmbeddedTransaction(self, partition, next_offset)
+
+
+class _EmbeddedTransaction:
+    def __init__(self, processor: EmbeddedProcessor, partition: int, next_offset: int) -> None:
+        self.p = processor
+        self.partition = partition
+        self.next_offset = next_offset
+        self.topics: set[str] = set()
+        self._txn: _WriteTxn | None = None
+
+    async def __aenter__(self) -> _EmbeddedTransaction:
+        self._txn = self.p.log._write().__enter__()
+        return self
+
+    async def send(self, record: Outgoing) -> int:
+        self.topics.add(record.topic)
+        return self.p.log._append(record)
+
+    def send_soon(self, record: Outgoing) -> None:
+        self.topics.add(record.topic)
+        self.p.log._append(record)
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._txn is not None
+        if kind is None:
+            self.p.log.db.execute(
+                "INSERT INTO group_offsets VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(grp, topic, partition) DO UPDATE SET next_offset=excluded.next_offset",
+                (self.p.group, self.p.topic, self.partition, self.next_offset),
+            )
+        self._txn.__exit__(kind, exc, tb)
+        if kind is None:
+            self.p.log._notify(self.topics)

@@ -1,0 +1,338 @@
+"""The event-log port on Apache Kafka (aiokafka).
+
+Exactly once: a processor owns one transactional producer per assigned input partition,
+with the fixed ``transactional_id`` ``<group>-<topic>-<partition>``. aiokafka's offset commit
+inside a transaction carries no group generation, so zombies are fenced by that id instead:
+whoever is assigned the partition next initialises the same id, which aborts the old owner's
+open transaction and fences its producer. Readers use ``read_committed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+from services.runtime.log import (
+    Assignment,
+    Outgoing,
+    Record,
+    TopicSpec,
+    Transaction,
+    partition_for,
+)
+
+log = logging.getLogger("mahjong.kafka")
+
+
+def _record(r: object) -> Record:
+    key = getattr(r, "key", None)
+    return Record(
+        topic=getattr(r, "topic"),  # noqa: B009
+        partition=getattr(r, "partition"),  # noqa: B009
+        offset=getattr(r, "offset"),  # noqa: B009
+        key=key.decode() if isinstance(key, bytes) else "",
+        value=getattr(r, "value") or b"",  # noqa: B009
+    )
+
+
+class KafkaLog:
+    """An ``EventLog`` on a Kafka cluster at ``bootstrap``."""
+
+    def __init__(self, bootstrap: str, client_id: str = "mahjong-planet") -> None:
+        self.bootstrap = bootstrap
+        self.client_id = client_id
+        self._producer: AIOKafkaProducer | None = None
+        self._reader: AIOKafkaConsumer | None = None
+        self._read_lock = asyncio.Lock()
+        self._partitions: dict[str, int] = {}
+
+    async def start(self) -> None:
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            client_id=self.client_id,
+            acks="all",
+            enable_idempotence=True,
+            linger_ms=1,
+        )
+        await self._producer.start()
+        self._reader = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            client_id=f"{self.client_id}-reader",
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+        )
+        await self._reader.start()
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            await self._reader.stop()
+        if self._producer is not None:
+            await self._producer.stop()
+
+    async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.client_id)
+        await admin.start()
+        try:
+            existing = set(await admin.list_topics())
+            new = [
+                NewTopic(
+                    s.name,
+                    num_partitions=s.partitions,
+                    replication_factor=1,
+                    topic_configs={
+                        "cleanup.policy": "compact" if s.compacted else "delete",
+                        "retention.ms": str(s.retention_ms),
+                    },
+                )
+                for s in specs
+                if s.name not in existing
+            ]
+            if new:
+                with contextlib.suppress(TopicAlreadyExistsError):
+                    await admin.create_topics(new)
+        finally:
+            await admin.close()
+
+    async def partition_count(self, topic: str) -> int:
+        if topic not in self._partitions:
+            assert self._producer is not None
+            for _ in range(50):
+                parts = await self._producer.partitions_for(topic)
+                if parts:
+                    self._partitions[topic] = len(parts)
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise KeyError(f"unknown topic {topic!r}; run `mahjong-planet topics` first")
+        return self._partitions[topic]
+
+    async def produce(self, records: Sequence[Outgoing]) -> None:
+        assert self._producer is not None
+        futures = []
+        for r in records:
+            partition = r.partition
+            if partition is None:
+                partition = partition_for(r.key, await self.partition_count(r.topic))
+            futures.append(
+                await self._producer.send(r.topic, r.value, key=r.key.encode(), partition=partition)
+            )
+        await asyncio.gather(*futures)
+
+    async def end_offset(self, topic: str, partition: int) -> int:
+        assert self._reader is not None
+        tp = TopicPartition(topic, partition)
+        return int((await self._reader.end_offsets([tp]))[tp])
+
+    async def read(self, topic: str, partition: int, start: int, limit: int) -> list[Record]:
+        assert self._reader is not None
+        tp = TopicPartition(topic, partition)
+        async with self._read_lock:
+            end = await self.end_offset(topic, partition)
+            if start >= end:
+                return []
+            self._reader.assign([tp])
+            self._reader.seek(tp, start)
+            out: list[Record] = []
+            while not out and await self._reader.position(tp) < end:
+                batch = await self._reader.getmany(tp, timeout_ms=500, max_records=limit)
+                out.extend(_record(r) for r in batch.get(tp, []))
+            return out
+
+    async def wait_for_change(self, topic: str, timeout_s: float) -> None:
+        await asyncio.sleep(min(timeout_s, 0.01))
+
+    def processor(
+        self, group: str, topic: str, on_assign: Assignment, on_revoke: Assignment
+    ) -> KafkaProcessor:
+        return KafkaProcessor(self, group, topic, on_assign, on_revoke)
+
+    def follower(self, topics: Sequence[str]) -> KafkaFollower:
+        return KafkaFollower(self, list(topics))
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, processor: KafkaProcessor) -> None:
+        self.processor = processor
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self.processor._revoke({tp.partition for tp in revoked})
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self.processor._assign({tp.partition for tp in assigned})
+
+
+class KafkaProcessor:
+    """A consumer-group member with one transactional producer per assigned partition."""
+
+    def __init__(
+        self,
+        log_: KafkaLog,
+        group: str,
+        topic: str,
+        on_assign: Assignment,
+        on_revoke: Assignment,
+    ) -> None:
+        self.log, self.group, self.topic = log_, group, topic
+        self.on_assign, self.on_revoke = on_assign, on_revoke
+        self.consumer: AIOKafkaConsumer | None = None
+        self.producers: dict[int, AIOKafkaProducer] = {}
+        # Held for a whole transaction, so a revocation waits for the open one to finish.
+        self.lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        self.consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.log.bootstrap,
+            group_id=self.group,
+            client_id=f"{self.group}-member",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+        )
+        self.consumer.subscribe([self.topic], listener=_Listener(self))
+        await self.consumer.start()
+
+    async def stop(self) -> None:
+        if self.consumer is not None:
+            await self.consumer.stop()  # leaves the group; the listener revokes everything
+        await self._revoke(set(self.producers))
+
+    def assignment(self) -> set[int]:
+        return set(self.producers)
+
+    async def _assign(self, partitions: set[int]) -> None:
+        for p in sorted(partitions - set(self.producers)):
+            producer = AIOKafkaProducer(
+                bootstrap_servers=self.log.bootstrap,
+                client_id=f"{self.group}-{p}",
+                transactional_id=f"{self.group}-{self.topic}-{p}",
+                acks="all",
+                linger_ms=1,
+            )
+            await producer.start()  # initialises the id: fences any previous owner
+            self.producers[p] = producer
+        await self.on_assign(partitions)
+
+    async def _revoke(self, partitions: set[int]) -> None:
+        async with self.lock:
+            mine = partitions & set(self.producers)
+            for p in mine:
+                await self.producers.pop(p).stop()
+            if mine:
+                await self.on_revoke(mine)
+
+    async def poll(self, max_records: int, timeout_s: float) -> dict[int, list[Record]]:
+        assert self.consumer is not None
+        batch = await self.consumer.getmany(
+            timeout_ms=int(timeout_s * 1000), max_records=max_records
+        )
+        return {
+            tp.partition: [_record(r) for r in records]
+            for tp, records in batch.items()
+            if records and tp.partition in self.producers
+        }
+
+    async def rewind(self, partition: int) -> None:
+        assert self.consumer is not None
+        tp = TopicPartition(self.topic, partition)
+        with contextlib.suppress(Exception):
+            committed = await self.consumer.committed(tp)
+            self.consumer.seek(tp, committed or 0)
+
+    def transaction(
+        self, partition: int, next_offset: int
+    ) -> AbstractAsyncContextManager[Transaction]:
+        return self._transaction(partition, next_offset)
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self, partition: int, next_offset: int) -> AsyncIterator[Transaction]:
+        async with self.lock:
+            producer = self.producers.get(partition)
+            if producer is None:
+                raise RuntimeError(f"partition {partition} is no longer assigned")
+            txn = _KafkaTransaction(self.log, producer)
+            producer.begin_transaction()
+            try:
+                yield txn
+                await txn.flush()
+                tp = TopicPartition(self.topic, partition)
+                await producer.send_offsets_to_transaction({tp: next_offset}, self.group)
+                await producer.commit_transaction()
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await producer.abort_transaction()
+                raise
+
+
+class _KafkaTransaction:
+    def __init__(self, log_: KafkaLog, producer: AIOKafkaProducer) -> None:
+        self.log = log_
+        self.producer = producer
+        self.pending: list[asyncio.Future[object]] = []
+        self.queued: list[Outgoing] = []
+
+    async def _send(self, record: Outgoing) -> asyncio.Future[object]:
+        partition = record.partition
+        if partition is None:
+            partition = partition_for(record.key, await self.log.partition_count(record.topic))
+        future: asyncio.Future[object] = await self.producer.send(
+            record.topic, record.value, key=record.key.encode(), partition=partition
+        )
+        return future
+
+    async def send(self, record: Outgoing) -> int:
+        await self.flush()
+        metadata = await (await self._send(record))
+        return int(getattr(metadata, "offset"))  # noqa: B009
+
+    def send_soon(self, record: Outgoing) -> None:
+        self.queued.append(record)
+
+    async def flush(self) -> None:
+        queued, self.queued = self.queued, []
+        for record in queued:
+            self.pending.append(await self._send(record))
+        if self.pending:
+            pending, self.pending = self.pending, []
+            await asyncio.gather(*pending)
+
+
+class KafkaFollower:
+    """Reads new committed records of some topics from their current end."""
+
+    def __init__(self, log_: KafkaLog, topics: list[str]) -> None:
+        self.log, self.topics = log_, topics
+        self.consumer: AIOKafkaConsumer | None = None
+
+    async def start(self) -> None:
+        self.consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.log.bootstrap,
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+        )
+        await self.consumer.start()
+        tps = [
+            TopicPartition(t, p)
+            for t in self.topics
+            for p in range(await self.log.partition_count(t))
+        ]
+        self.consumer.assign(tps)
+        ends = await self.consumer.end_offsets(tps)
+        for tp in tps:
+            self.consumer.seek(tp, ends[tp])
+
+    async def poll(self, timeout_s: float) -> list[Record]:
+        assert self.consumer is not None
+        batch = await self.consumer.getmany(timeout_ms=int(timeout_s * 1000), max_records=5000)
+        return [_record(r) for records in batch.values() for r in records]
+
+    async def stop(self) -> None:
+        if self.consumer is not None:
+            await self.consumer.stop()

@@ -1,0 +1,169 @@
+"""Simulated players driving whole hands through the service path (commands in, events out).
+
+Each simulated player decides from its own ``SeatView`` only, like a human client would.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from schemas import commands as cmd
+from schemas.table import CommandEnvelope, ReplyEnvelope, StartHand, decode_event, encode
+from schemas.views import SeatView
+from services.rules.hand import pending_seats
+from services.rules.state import HandState, apply
+from services.rules.tiles import INDEX
+from services.rules.view import seat_view
+from services.runtime.log import EventLog, Outgoing
+from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_REPLIES
+
+
+def simple_choice(view: SeatView, rng: random.Random) -> cmd.HandCommand:
+    """A simple legal-move player: win when it can, often claim, shed loose tiles."""
+    options = view.legal_actions
+    for o in options:
+        if isinstance(o, cmd.Hu):
+            return o
+    claims = [o for o in options if isinstance(o, (cmd.Pung, cmd.ClaimKong, cmd.Kong))]
+    if claims and rng.random() < 0.6:
+        return rng.choice(claims)
+    discards = [o for o in options if isinstance(o, cmd.Discard)]
+    me = view.players[view.seat] if view.seat is not None else None
+    if discards and me is not None and me.hand is not None:
+        counts = [0] * 27
+        for name in me.hand:
+            counts[INDEX[name]] += 1
+
+        def loose(o: cmd.Discard) -> tuple[int, float]:
+            t = INDEX[o.tile]
+            near = sum(counts[t + d] for d in (-2, -1, 1, 2) if 0 <= t % 9 + d < 9)
+            return 3 * counts[t] + near, rng.random()
+
+        return min(discards, key=loose)
+    return rng.choice(options)
+
+
+@dataclass(slots=True)
+class _TableRun:
+    table_id: str
+    state: HandState | None = None
+    sent: set[tuple[int, int]] = field(default_factory=set)  # (decision_seq, seat) answered
+    counted: str = ""  # the last hand counted as done
+
+
+@dataclass(slots=True)
+class SimulationResult:
+    hands: int
+    seconds: float
+    commands: int
+    rejections: int
+    ends: dict[str, int]
+
+
+async def simulate(
+    event_log: EventLog,
+    hands: int,
+    tables: int = 20,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    deadline_s: float = 3600.0,
+) -> SimulationResult:
+    """Play ``hands`` hands over ``tables`` concurrent tables; returns when all have ended."""
+    rng = random.Random(seed)
+    run_id = uuid.uuid4().hex[:8]
+    names = [f"sim-{run_id}-{i}" for i in range(min(tables, hands))]
+    runs = {name: _TableRun(name) for name in names}
+    follower = event_log.follower([TABLE_EVENTS, TABLE_REPLIES])
+    await follower.start()
+    started = done = commands = rejections = 0
+    ends: dict[str, int] = {}
+    outbox: list[Outgoing] = []
+
+    def send(command: cmd.HandCommand | StartHand, table_id: str) -> None:
+        nonlocal commands
+        commands += 1
+        envelope = CommandEnvelope(command=command)  # type: ignore[arg-type]
+        outbox.append(Outgoing(TABLE_COMMANDS, table_id, encode(envelope)))
+
+    def start(run: _TableRun) -> None:
+        nonlocal started
+        started += 1
+        players = [f"sim-player-{s}" for s in range(4)]
+        send(
+            StartHand(table_id=run.table_id, players=players, command_id=uuid.uuid4().hex),
+            run.table_id,
+        )
+
+    for run in runs.values():
+        start(run)
+    begin = time.perf_counter()
+    while done < hands:
+        if time.perf_counter() - begin > deadline_s:
+            raise TimeoutError(f"simulation stalled: {done}/{hands} hands after {deadline_s}s")
+        if outbox:
+            await event_log.produce(outbox)
+            outbox.clear()
+        changed: set[str] = set()
+        for r in await follower.poll(0 if outbox else 0.05):
+            target = runs.get(r.key)
+            if target is None:
+                continue
+            run = target
+            changed.add(r.key)
+            if r.topic == TABLE_REPLIES:
+                # Rejected (a race with a timeout, say): decide that seat again.
+                rejections += 1
+                reply = msgspec.json.decode(r.value, type=ReplyEnvelope).rejected
+                run.sent = {k for k in run.sent if k[1] != reply.seat}
+                continue
+            event = decode_event(r.value)
+            if run.state is None or event.hand_id != run.state.hand_id:
+                run.state, run.sent = HandState(), set()
+            apply(run.state, event)
+        for name in changed:
+            run = runs[name]
+            state = run.state
+            if state is None:
+                continue
+            if state.phase != "ended":
+                _act(run, state, rng, send)
+            elif run.counted != state.hand_id:
+                run.counted = state.hand_id
+                done += 1
+                ends[state.end or "?"] = ends.get(state.end or "?", 0) + 1
+                if progress:
+                    progress(done, hands)
+                if started < hands:
+                    start(run)
+    await follower.stop()
+    return SimulationResult(done, time.perf_counter() - begin, commands, rejections, ends)
+
+
+def _act(
+    run: _TableRun,
+    state: HandState,
+    rng: random.Random,
+    send: Callable[[cmd.HandCommand, str], None],
+) -> None:
+    for seat in pending_seats(state):
+        key = (state.decision_seq, seat)
+        if key in run.sent:
+            continue
+        run.sent.add(key)
+        choice = simple_choice(seat_view(state, seat), rng)
+        send(
+            msgspec.structs.replace(
+                choice,
+                table_id=run.table_id,
+                hand_id=state.hand_id,
+                decision_seq=state.decision_seq,
+                command_id=uuid.uuid4().hex,
+            ),
+            run.table_id,
+        )

@@ -1,0 +1,1 @@
+"""The table service: the single writer of each table's hand log."""

@@ -1,0 +1,314 @@
+"""``TableService``: consume ``table.commands``, decide with the rules engine, append events.
+
+Exactly once: each poll's commands of one partition are handled in one log transaction that
+also moves the group's position past them. A crash before the commit loses both the events
+and the position, so the commands are read again and decided again against the state the
+log holds; after the commit, neither is repeated. In memory, a table is its current hand's
+state plus the command ids that hand accepted (duplicates are answered, not applied).
+
+Recovery reads only the tail: ``table.heads`` (compacted) says where each active hand
+starts in ``table.events``; the service replays from the earliest of those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from schemas import commands as cmd
+from schemas import events as ev
+from schemas.table import (
+    CommandRejected,
+    DeadLetter,
+    EventEnvelope,
+    ReplyEnvelope,
+    StartHand,
+    TableCommand,
+    TableHead,
+    decode_command,
+    decode_event,
+    encode,
+)
+from services.rules.hand import handle, start_hand
+from services.rules.shuffle import shuffle
+from services.rules.state import HandState, replay
+from services.runtime.log import EventLog, Outgoing, Processor, Record, Transaction
+from services.runtime.topics import (
+    TABLE_COMMANDS,
+    TABLE_DLQ,
+    TABLE_EVENTS,
+    TABLE_HEADS,
+    TABLE_REPLIES,
+)
+
+log = logging.getLogger("mahjong.table")
+
+READ_CHUNK = 5000
+
+
+@dataclass(slots=True)
+class Table:
+    """One table as the service holds it: its current hand and what that hand accepted."""
+
+    table_id: str
+    partition: int
+    hands_started: int = 0
+    state: HandState | None = None
+    seen: set[str] = field(default_factory=set)
+    start_command_id: str = ""
+    start_offset: int = 0  # where the current hand's log starts in table.events
+
+    @property
+    def in_hand(self) -> bool:
+        return self.state is not None and self.state.phase != "ended"
+
+
+class TableService:
+    """The single writer of every table whose ``table.commands`` partition it is assigned."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        *,
+        group: str = "table-service",
+        seed_source: Callable[[int], bytes] = secrets.token_bytes,
+        max_batch: int = 500,
+    ) -> None:
+        self.log = event_log
+        self.group = group
+        self.seed_source = seed_source
+        self.max_batch = max_batch
+        self.tables: dict[str, Table] = {}
+        self.processor: Processor | None = None
+        self.ready = asyncio.Event()
+        self.commands_handled = 0
+        self.rejections = 0
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Process commands until ``stop`` is set, then leave the group cleanly."""
+        processor = self.log.processor(self.group, TABLE_COMMANDS, self._assigned, self._revoked)
+        self.processor = processor
+        await processor.start()
+        self.ready.set()
+        try:
+            while not stop.is_set():
+                batch = await processor.poll(self.max_batch, timeout_s=0.1)
+                for partition, records in batch.items():
+                    await self._process(processor, partition, records)
+        finally:
+            await processor.stop()
+            self.ready.clear()
+
+    async def _process(self, processor: Processor, partition: int, records: list[Record]) -> None:
+        try:
+            async with processor.transaction(partition, records[-1].offset + 1) as txn:
+                for record in records:
+                    await self._handle_record(txn, partition, record)
+        except Exception:
+            # The transaction did not commit: memory may be ahead of the log. Rebuild the
+            # partition's tables from the log and read the commands again.
+            log.exception("transaction failed; recovering partition %d", partition)
+            await self._recover(partition)
+            await processor.rewind(partition)
+
+    # --- one command ------------------------------------------------------------------------
+
+    async def _handle_record(self, txn: Transaction, partition: int, record: Record) -> None:
+        try:
+            command = decode_command(record.value)
+        except msgspec.DecodeError as exc:
+            self._dead_letter(txn, record, str(exc))
+            return
+        if command.table_id != record.key:
+            self._dead_letter(txn, record, f"key {record.key!r} is not table {command.table_id!r}")
+            return
+        table = self.tables.get(command.table_id)
+        if table is None:
+            table = self.tables[command.table_id] = Table(command.table_id, partition)
+        self.commands_handled += 1
+        if isinstance(command, StartHand):
+            await self._start_hand(txn, table, command)
+        else:
+            self._play(txn, table, command)
+
+    def _play(self, txn: Transaction, table: Table, command: cmd.HandCommand) -> None:
+        if table.state is None:
+            self._reject(txn, table, command, "no_hand", "no hand has been dealt at this table")
+            return
+        if command.command_id and command.command_id in table.seen:
+            self._reject(txn, table, command, "duplicate", "this command was already applied")
+            return
+        result = handle(table.state, command)
+        if isinstance(result, cmd.Rejection):
+            self._reject(txn, table, command, result.code, result.reason, result.params)
+            return
+        if command.command_id:
+            table.seen.add(command.command_id)
+        self._append(txn, table, result)
+        if table.state.phase == "ended":
+            self._head(txn, table, ended=True)
+
+    async def _start_hand(self, txn: Transaction, table: Table, command: StartHand) -> None:
+        if command.command_id and command.command_id in (table.start_command_id, *table.seen):
+            self._reject(txn, table, command, "duplicate", "this hand was already started")
+            return
+        if table.in_hand:
+            self._reject(txn, table, command, "hand_in_progress", "the current hand is not over")
+            return
+        if len(command.players) != 4:
+            self._reject(txn, table, command, "need_four_players", "a hand needs four players")
+            return
+        seed = self.seed_source(32)
+        number = table.hands_started + 1
+        state, events = start_hand(
+            table.table_id,
+            f"{table.table_id}#{number}",
+            shuffle(seed),
+            players=list(command.players),
+            seed=seed,
+            preset=command.preset,
+        )
+        events = [msgspec.structs.replace(e, command_id=command.command_id) for e in events]
+        first = await txn.send(self._event_record(table, events[0]))
+        for e in events[1:]:
+            txn.send_soon(self._event_record(table, e))
+        table.state, table.hands_started = state, number
+        table.seen = {command.command_id} if command.command_id else set()
+        table.start_command_id = command.command_id
+        self._head(txn, table, start_offset=first)
+
+    # --- output -----------------------------------------------------------------------------
+
+    def _event_record(self, table: Table, event: ev.Event) -> Outgoing:
+        return Outgoing(
+            TABLE_EVENTS, table.table_id, encode(EventEnvelope(event=event)), table.partition
+        )
+
+    def _append(self, txn: Transaction, table: Table, events: list[ev.Event]) -> None:
+        for e in events:
+            txn.send_soon(self._event_record(table, e))
+
+    def _head(
+        self, txn: Transaction, table: Table, *, start_offset: int = -1, ended: bool = False
+    ) -> None:
+        assert table.state is not None
+        if start_offset >= 0:
+            table.start_offset = start_offset
+        head = TableHead(
+            table_id=table.table_id,
+            hand_id=table.state.hand_id,
+            hands_started=table.hands_started,
+            events_partition=table.partition,
+            start_offset=table.start_offset,
+            start_command_id=table.start_command_id,
+            ended=ended,
+        )
+        txn.send_soon(Outgoing(TABLE_HEADS, table.table_id, encode(head), table.partition))
+
+    def _reject(
+        self,
+        txn: Transaction,
+        table: Table,
+        command: TableCommand | cmd.HandCommand,
+        code: str,
+        reason: str,
+        params: dict[str, str | int] | None = None,
+    ) -> None:
+        self.rejections += 1
+        reply = CommandRejected(
+            table_id=table.table_id,
+            command_id=command.command_id,
+            seat=getattr(command, "seat", None),
+            code=code,
+            reason=reason,
+            params=params or {},
+        )
+        txn.send_soon(
+            Outgoing(
+                TABLE_REPLIES,
+                table.table_id,
+                encode(ReplyEnvelope(rejected=reply)),
+                table.partition,
+            )
+        )
+
+    def _dead_letter(self, txn: Transaction, record: Record, reason: str) -> None:
+        log.warning(
+            "dead letter at %s/%d@%d: %s", record.topic, record.partition, record.offset, reason
+        )
+        letter = DeadLetter(
+            source_topic=record.topic,
+            source_partition=record.partition,
+            source_offset=record.offset,
+            reason=reason,
+            raw=record.value.decode("utf-8", "replace")[:10_000],
+        )
+        txn.send_soon(Outgoing(TABLE_DLQ, record.key, encode(letter), 0))
+
+    # --- assignment and recovery ------------------------------------------------------------
+
+    async def _assigned(self, partitions: set[int]) -> None:
+        for p in sorted(partitions):
+            await self._recover(p)
+
+    async def _revoked(self, partitions: set[int]) -> None:
+        for table_id in [t for t, x in self.tables.items() if x.partition in partitions]:
+            del self.tables[table_id]
+
+    async def _recover(self, partition: int) -> None:
+        """Rebuild the partition's tables: heads first, then the tail of active hands."""
+        await self._revoked({partition})
+        heads: dict[str, TableHead] = {}
+        async for record in self._read_all(TABLE_HEADS, partition, 0):
+            head = msgspec.json.decode(record.value, type=TableHead)
+            heads[head.table_id] = head
+        active = {h.table_id: h for h in heads.values() if not h.ended}
+        for head in heads.values():
+            self.tables[head.table_id] = Table(
+                head.table_id,
+                partition,
+                hands_started=head.hands_started,
+                start_command_id=head.start_command_id,
+                start_offset=head.start_offset,
+            )
+        if not active:
+            return
+        logs: dict[str, list[ev.Event]] = {t: [] for t in active}
+        start = min(h.start_offset for h in active.values())
+        async for record in self._read_all(TABLE_EVENTS, partition, start):
+            current = active.get(record.key)
+            if current is None or record.offset < current.start_offset:
+                continue
+            event = decode_event(record.value)
+            if event.hand_id == current.hand_id:
+                logs[record.key].append(event)
+        for table_id, events in logs.items():
+            table = self.tables[table_id]
+            table.state = replay(events)
+            table.seen = {e.command_id for e in events if e.command_id}
+        log.info(
+            "recovered partition %d: %d tables, %d in a hand, from offset %d",
+            partition,
+            len(heads),
+            len(active),
+            start,
+        )
+
+    async def _read_all(self, topic: str, partition: int, start: int) -> AsyncIterator[Record]:
+        end = await self.log.end_offset(topic, partition)
+        position = start
+        while position < end:
+            records = await self.log.read(topic, partition, position, READ_CHUNK)
+            if not records:
+                break
+            for r in records:
+                if r.offset < end:
+                    yield r
+            position = records[-1].offset + 1
