@@ -12,7 +12,7 @@ from services.audit.batch_audit import (
     audit_hands,
     decode_hand,
 )
-from services.audit.hand_audit import AuditResult, audit_hand
+from services.audit.hand_audit import AuditResult, audit_hand, command_for
 
 __all__ = [
     "AuditResult",
@@ -22,5 +22,6 @@ __all__ = [
     "audit_encoded_hands",
     "audit_hand",
     "audit_hands",
+    "command_for",
     "decode_hand",
 ]

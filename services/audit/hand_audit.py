@@ -246,7 +246,7 @@ def _check_redecided(
                 f"seq {logged.seq}: {_tag(logged)} is logged after the hand ended (seq {state.seq})"
             )
             return
-        command = _command_for(logged, state.decision_seq)
+        command = command_for(logged, state.decision_seq)
         if command is None:
             problems.append(
                 f"seq {logged.seq}: {_tag(logged)} is logged where a decision was due, but "
@@ -284,8 +284,12 @@ _CHECKED_ABOVE: dict[type[Any], tuple[str, ...]] = {
 }
 
 
-def _command_for(e: ev.Event, decision_seq: int) -> cmd.HandCommand | None:
-    """The command that caused decision event ``e``, or None for an automatic event."""
+def command_for(e: ev.Event, decision_seq: int) -> cmd.HandCommand | None:
+    """The command that caused decision event ``e``, or None for an automatic event.
+
+    A timed-out decision becomes the clock's ``Timeout`` for ``decision_seq`` (the pending
+    decision of the state the command is run on); the engine then plays the §8 default.
+    """
     c = e.command_id
     if isinstance(e, ev.TileDiscarded):
         if e.timeout:

@@ -1,0 +1,99 @@
+"""Hand-audit benchmarks: finished hands audited per second, in one process and over two.
+
+The hands are eager random hands with 5% timeouts (wins, kongs and settlements happen). The
+floor is what re-deciding alone costs: ``start_hand`` plus one ``handle`` per logged decision,
+with the commands built beforehand — no audit can be faster than that.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from schemas import commands as cmd
+from schemas import events as ev
+from services.audit import audit_encoded_hands, audit_hands
+from services.audit.hand_audit import OPENING, command_for
+from services.rules.hand import handle, start_hand
+from services.rules.selfplay import play_random_hand
+from services.rules.shuffle import shuffle
+
+Figures = dict[str, Any]
+
+
+def sample_hands(n: int, seed: int = 7) -> list[list[ev.Event]]:
+    rng = random.Random(seed)
+    return [play_random_hand(rng, eager=True, timeout_rate=0.05)[1] for _ in range(n)]
+
+
+def _rate(fn: Callable[[], int], runs: int = 3) -> float:
+    """Hands per second of ``fn`` (which returns how many it audited), best of ``runs``."""
+    best = 0.0
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = fn()
+        best = max(best, done / (time.perf_counter() - start))
+    return best
+
+
+def _decisions(events: list[ev.Event]) -> tuple[bytes, list[cmd.HandCommand]]:
+    """The seed and the commands of a hand's decisions, found by re-deciding it once."""
+    wall = events[OPENING - 1]
+    assert isinstance(wall, ev.WallBuilt) and wall.seed is not None
+    seed = bytes.fromhex(wall.seed)
+    state, _ = start_hand("table", "hand", shuffle(seed), seed=seed)
+    commands, pos = [], OPENING
+    while pos < len(events):
+        command = command_for(events[pos], state.decision_seq)
+        assert command is not None
+        result = handle(state, command)
+        assert not isinstance(result, cmd.Rejection)
+        commands.append(command)
+        pos += len(result)
+    return seed, commands
+
+
+def bench_audit(hands: list[list[ev.Event]]) -> Figures:
+    encoded = [msgspec.json.encode(h) for h in hands]
+    plans = [(shuffle(seed), seed, commands) for seed, commands in map(_decisions, hands)]
+    check = audit_hands(hands)
+    assert check.passed == len(hands), check.problems[:3]
+
+    def in_memory() -> int:
+        return audit_hands(hands).passed
+
+    def encoded_one() -> int:
+        return audit_encoded_hands(encoded, processes=1).passed
+
+    def encoded_two() -> int:
+        return audit_encoded_hands(encoded, processes=2).passed
+
+    def floor() -> int:
+        for deal, seed, commands in plans:
+            state, _ = start_hand("table", "hand", deal, seed=seed)
+            for c in commands:
+                handle(state, c)
+        return len(plans)
+
+    return {
+        "audit_hands_per_s": round(_rate(in_memory)),
+        "audit_hands_per_s_parallel": round(_rate(encoded_two)),
+        "audit_encoded_hands_per_s_one_process": round(_rate(encoded_one)),
+        "redecide_floor_hands_per_s": round(_rate(floor)),
+        "audit_events_per_hand": round(sum(map(len, hands)) / len(hands), 1),
+        "audit_decisions_per_hand": round(sum(len(p[2]) for p in plans) / len(plans), 1),
+        "audit_json_bytes_per_hand": round(sum(map(len, encoded)) / len(encoded)),
+    }
+
+
+def run_all(n: int = 2000) -> Figures:
+    return bench_audit(sample_hands(n))
+
+
+if __name__ == "__main__":
+    for name, value in run_all().items():
+        print(f"{name:<40} {value:>12,}")
