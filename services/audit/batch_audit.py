@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 import msgspec
 
 from schemas import events as ev
+from schemas.table import EventEnvelope
 from services.audit.hand_audit import AuditResult, audit_hand
 
 MAX_PROBLEMS = 100
 """How many problems (and failed hands) a summary keeps, first come first kept."""
 
 EncodedHand = bytes | Sequence[bytes]
-"""A hand as msgspec JSON: one array of its events, or one document per event (log order)."""
+"""A hand as msgspec JSON: one array of its events, or its log records in order."""
 
 _HAND = msgspec.json.Decoder(list[ev.Event])
-_EVENT = msgspec.json.Decoder(ev.Event)
+_RECORD = msgspec.json.Decoder(EventEnvelope)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +106,11 @@ def audit_hands(
 
 
 def decode_hand(encoded: EncodedHand) -> list[ev.Event]:
-    """A hand's events from msgspec JSON (an array, or one document per event)."""
+    """A hand's events from msgspec JSON: an array of events, or the hand's log records
+    (``EventEnvelope`` documents, one per event, as ``table.events`` holds them)."""
     if isinstance(encoded, bytes | bytearray | memoryview):
         return _HAND.decode(encoded)
-    return [_EVENT.decode(b) for b in encoded]
+    return [_RECORD.decode(b).event for b in encoded]
 
 
 def audit_encoded_hand(encoded: EncodedHand) -> AuditResult:

@@ -228,6 +228,7 @@ def _check_redecided(
         deal,
         players=list(started.seats),
         seed=seed,
+        command_id=started.command_id,
     )
     # The seed and the deal were checked above: compare the opening's other fields only.
     for logged, made in zip(events[:OPENING], fresh, strict=True):

@@ -64,10 +64,11 @@ def start_hand(
     players: list[str] | None = None,
     seed: bytes | None = None,
     preset: str = PRESET,
+    command_id: str = "",
 ) -> tuple[HandState, list[ev.Event]]:
     """A new hand's state and its opening events (started, four deals, the sealed wall)."""
     state = HandState(table_id=table_id, hand_id=hand_id)
-    log = _Log(state)
+    log = _Log(state, command_id)
     log.emit(
         ev.HandStarted,
         preset=preset,

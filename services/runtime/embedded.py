@@ -8,7 +8,6 @@ both or neither. ``synchronous=FULL``: a committed transaction survives a power 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
@@ -159,8 +158,13 @@ class EmbeddedLog:
 
     async def wait_for_change(self, topic: str, timeout_s: float) -> None:
         """Sleep until something is appended to ``topic`` (or the timeout passes)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed[topic].wait(), timeout_s)
+        # asyncio.wait, not wait_for: 3.11's wait_for can hang a task cancelled while the
+        # inner wait completes, which is exactly what stopping a service does.
+        waiter = asyncio.ensure_future(self._changed[topic].wait())
+        try:
+            await asyncio.wait({waiter}, timeout=timeout_s)
+        finally:
+            waiter.cancel()
 
     def committed(self, group: str, topic: str, partition: int) -> int:
         row = self.db.execute(

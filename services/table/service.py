@@ -174,8 +174,8 @@ class TableService:
             players=list(command.players),
             seed=seed,
             preset=command.preset,
+            command_id=command.command_id,
         )
-        events = [msgspec.structs.replace(e, command_id=command.command_id) for e in events]
         first = await txn.send(self._event_record(table, events[0]))
         for e in events[1:]:
             txn.send_soon(self._event_record(table, e))

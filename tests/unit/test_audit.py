@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.table import EventEnvelope, encode
 from services.audit import (
     AuditResult,
     audit_encoded_hand,
@@ -484,7 +485,7 @@ def test_audit_hands_counts() -> None:
 def test_audit_encoded_hands_agrees(processes: int) -> None:
     hands = batch()
     encoded: list[Any] = [msgspec.json.encode(h) for h in hands]
-    encoded[1] = [msgspec.json.encode(e) for e in hands[1]]  # one document per event
+    encoded[1] = [encode(EventEnvelope(event=e)) for e in hands[1]]  # log records
     got = audit_encoded_hands(encoded, processes=processes, chunk_size=3)
     assert got == audit_hands(hands)
     assert decode_hand(encoded[1]) == hands[1]
