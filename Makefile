@@ -25,7 +25,7 @@ typecheck: $(STAMP)
 	$(PY) -m mypy schemas services
 
 unit: $(STAMP)
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 --dist loadgroup -q
 
 conformance: $(STAMP)
 	$(VENV)/bin/mahjong-planet scenario --check $(SHARED)/conformance/examples $(SHARED)/conformance/random tests/scenarios

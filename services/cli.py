@@ -121,7 +121,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         stop = _stop_on_signals()
         try:
             await event_log.create_topics(TOPICS)
-            await TableService(event_log).run(stop)
+            await TableService(event_log, group=args.group).run(stop)
         finally:
             await event_log.close()
 
@@ -286,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
         "table.events exactly once. Stops cleanly on SIGTERM or SIGINT.",
     )
     add_log_options(p)
+    p.add_argument(
+        "--group", default="table-service", help="consumer group (default table-service)"
+    )
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser(

@@ -59,6 +59,7 @@ class _TableRun:
 
 @dataclass(slots=True)
 class SimulationResult:
+    run_id: str  # every table of the run is named sim-<run_id>-<n>
     hands: int
     seconds: float
     commands: int
@@ -100,49 +101,51 @@ async def simulate(
             run.table_id,
         )
 
-    for run in runs.values():
-        start(run)
-    begin = time.perf_counter()
-    while done < hands:
-        if time.perf_counter() - begin > deadline_s:
-            raise TimeoutError(f"simulation stalled: {done}/{hands} hands after {deadline_s}s")
-        if outbox:
-            await event_log.produce(outbox)
-            outbox.clear()
-        changed: set[str] = set()
-        for r in await follower.poll(0 if outbox else 0.05):
-            target = runs.get(r.key)
-            if target is None:
-                continue
-            run = target
-            changed.add(r.key)
-            if r.topic == TABLE_REPLIES:
-                # Rejected (a race with a timeout, say): decide that seat again.
-                rejections += 1
-                reply = msgspec.json.decode(r.value, type=ReplyEnvelope).rejected
-                run.sent = {k for k in run.sent if k[1] != reply.seat}
-                continue
-            event = decode_event(r.value)
-            if run.state is None or event.hand_id != run.state.hand_id:
-                run.state, run.sent = HandState(), set()
-            apply(run.state, event)
-        for name in changed:
-            run = runs[name]
-            state = run.state
-            if state is None:
-                continue
-            if state.phase != "ended":
-                _act(run, state, rng, send)
-            elif run.counted != state.hand_id:
-                run.counted = state.hand_id
-                done += 1
-                ends[state.end or "?"] = ends.get(state.end or "?", 0) + 1
-                if progress:
-                    progress(done, hands)
-                if started < hands:
-                    start(run)
-    await follower.stop()
-    return SimulationResult(done, time.perf_counter() - begin, commands, rejections, ends)
+    try:
+        for run in runs.values():
+            start(run)
+        begin = time.perf_counter()
+        while done < hands:
+            if time.perf_counter() - begin > deadline_s:
+                raise TimeoutError(f"simulation stalled: {done}/{hands} hands after {deadline_s}s")
+            if outbox:
+                await event_log.produce(outbox)
+                outbox.clear()
+            changed: set[str] = set()
+            for r in await follower.poll(0 if outbox else 0.05):
+                target = runs.get(r.key)
+                if target is None:
+                    continue
+                run = target
+                changed.add(r.key)
+                if r.topic == TABLE_REPLIES:
+                    # Rejected (a race with a timeout, say): decide that seat again.
+                    rejections += 1
+                    reply = msgspec.json.decode(r.value, type=ReplyEnvelope).rejected
+                    run.sent = {k for k in run.sent if k[1] != reply.seat}
+                    continue
+                event = decode_event(r.value)
+                if run.state is None or event.hand_id != run.state.hand_id:
+                    run.state, run.sent = HandState(), set()
+                apply(run.state, event)
+            for name in changed:
+                run = runs[name]
+                state = run.state
+                if state is None:
+                    continue
+                if state.phase != "ended":
+                    _act(run, state, rng, send)
+                elif run.counted != state.hand_id:
+                    run.counted = state.hand_id
+                    done += 1
+                    ends[state.end or "?"] = ends.get(state.end or "?", 0) + 1
+                    if progress:
+                        progress(done, hands)
+                    if started < hands:
+                        start(run)
+    finally:
+        await follower.stop()
+    return SimulationResult(run_id, done, time.perf_counter() - begin, commands, rejections, ends)
 
 
 def _act(

@@ -11,6 +11,7 @@
 #   KAFKA_PORT             client listener on 127.0.0.1 (default 19092)
 #   KAFKA_CONTROLLER_PORT  KRaft controller listener (default KAFKA_PORT+1)
 #   KAFKA_DATA_DIR         log.dirs (default $KAFKA_RUN_DIR/data)
+#   KAFKA_FRESH=1          with `up` on a stopped broker: delete its data first
 #   KAFKA_RUN_DIR          config, pid file, log file (default /tmp/mahjong-planet-kafka-$KAFKA_PORT)
 #   KAFKA_HEAP             JVM heap flags (default "-Xms256m -Xmx512m")
 #   KAFKA_START_TIMEOUT    seconds to wait for the broker to answer (default 120)
@@ -173,6 +174,11 @@ up() {
         local java
         java="$(find_java)"
         write_config
+        if [ "${KAFKA_FRESH:-0}" = 1 ]; then
+            # Tests ask for an empty broker: no topics or groups left from earlier runs.
+            log "KAFKA_FRESH=1: starting from empty data"
+            rm -rf "$DATA_DIR" "$RUN_DIR/cluster.id"
+        fi
         mkdir -p "$DATA_DIR"
         local cluster_id
         cluster_id="$(cat "$RUN_DIR/cluster.id" 2>/dev/null || true)"

@@ -253,6 +253,8 @@ class EmbeddedProcessor:
         self.on_assign, self.on_revoke = on_assign, on_revoke
         self._positions: dict[int, int] = {}
 
+    concurrent_partitions = False  # one SQLite connection: one transaction at a time
+
     async def start(self) -> None:
         partitions = await self.log.partition_count(self.topic)
         for p in range(partitions):

@@ -31,6 +31,8 @@ from services.runtime.log import (
 
 log = logging.getLogger("mahjong.kafka")
 
+COMMIT_TIMEOUT_S = 30.0
+
 
 def _record(r: object) -> Record:
     key = getattr(r, "key", None)
@@ -185,7 +187,9 @@ class KafkaProcessor:
         self.consumer: AIOKafkaConsumer | None = None
         self.producers: dict[int, AIOKafkaProducer] = {}
         # Held for a whole transaction, so a revocation waits for the open one to finish.
-        self.lock = asyncio.Lock()
+        self.locks: dict[int, asyncio.Lock] = {}
+
+    concurrent_partitions = True  # each partition has its own producer and transaction
 
     async def start(self) -> None:
         self.consumer = AIOKafkaConsumer(
@@ -195,6 +199,9 @@ class KafkaProcessor:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             isolation_level="read_committed",
+            # A killed member is noticed after this; the broker's minimum is 6 s.
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=1500,
         )
         self.consumer.subscribe([self.topic], listener=_Listener(self))
         await self.consumer.start()
@@ -208,43 +215,73 @@ class KafkaProcessor:
         return set(self.producers)
 
     async def _assign(self, partitions: set[int]) -> None:
-        for p in sorted(partitions - set(self.producers)):
-            producer = AIOKafkaProducer(
-                bootstrap_servers=self.log.bootstrap,
-                client_id=f"{self.group}-{p}",
-                transactional_id=f"{self.group}-{self.topic}-{p}",
-                acks="all",
-                linger_ms=1,
-            )
-            await producer.start()  # initialises the id: fences any previous owner
-            self.producers[p] = producer
+        # Order matters: a new producer settles the previous owner's open transaction, the
+        # service then rebuilds its tables from the settled log, and only then does the
+        # partition count as ours (``poll`` holds its records back until then).
+        fresh = {p: await self._producer(p) for p in sorted(partitions - set(self.producers))}
         await self.on_assign(partitions)
+        self.producers.update(fresh)
 
     async def _revoke(self, partitions: set[int]) -> None:
-        async with self.lock:
-            mine = partitions & set(self.producers)
-            for p in mine:
+        mine = partitions & set(self.producers)
+        for p in sorted(mine):
+            async with self._lock(p):
                 await self.producers.pop(p).stop()
-            if mine:
-                await self.on_revoke(mine)
+        if mine:
+            await self.on_revoke(mine)
+
+    def _lock(self, partition: int) -> asyncio.Lock:
+        return self.locks.setdefault(partition, asyncio.Lock())
 
     async def poll(self, max_records: int, timeout_s: float) -> dict[int, list[Record]]:
         assert self.consumer is not None
         batch = await self.consumer.getmany(
             timeout_ms=int(timeout_s * 1000), max_records=max_records
         )
-        return {
-            tp.partition: [_record(r) for r in records]
-            for tp, records in batch.items()
-            if records and tp.partition in self.producers
-        }
+        out: dict[int, list[Record]] = {}
+        for tp, records in batch.items():
+            if not records:
+                continue
+            if tp.partition in self.producers:
+                out[tp.partition] = [_record(r) for r in records]
+            elif tp in self.consumer.assignment():
+                # Fetched before this member finished taking the partition over (its
+                # producer is not ready): read these again later rather than drop them.
+                self.consumer.seek(tp, records[0].offset)
+        return out
 
     async def rewind(self, partition: int) -> None:
+        """After a failed transaction: settle it, then go back to the committed position.
+
+        Whether a failed commit took effect is unknown here. A new producer with the same
+        transactional id completes or aborts it before it is ready, so the log and the
+        group position read afterwards are settled and agree with each other.
+        """
         assert self.consumer is not None
+        async with self._lock(partition):
+            old = self.producers.pop(partition, None)
+            if old is None:
+                return
+            with contextlib.suppress(Exception):
+                await old.stop()
+            self.producers[partition] = await self._producer(partition)
         tp = TopicPartition(self.topic, partition)
-        with contextlib.suppress(Exception):
-            committed = await self.consumer.committed(tp)
-            self.consumer.seek(tp, committed or 0)
+        committed = await self.consumer.committed(tp)
+        self.consumer.seek(tp, committed or 0)
+
+    async def _producer(self, partition: int) -> AIOKafkaProducer:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self.log.bootstrap,
+            client_id=f"{self.group}-{partition}",
+            transactional_id=f"{self.group}-{self.topic}-{partition}",
+            acks="all",
+            linger_ms=1,
+            # The first send after a commit is refused until the commit settles; a short
+            # backoff keeps that wait near the broker's, not aiokafka's default 100 ms.
+            retry_backoff_ms=20,
+        )
+        await producer.start()  # initialises the id: fences and settles any previous owner
+        return producer
 
     def transaction(
         self, partition: int, next_offset: int
@@ -253,18 +290,19 @@ class KafkaProcessor:
 
     @contextlib.asynccontextmanager
     async def _transaction(self, partition: int, next_offset: int) -> AsyncIterator[Transaction]:
-        async with self.lock:
+        async with self._lock(partition):
             producer = self.producers.get(partition)
             if producer is None:
                 raise RuntimeError(f"partition {partition} is no longer assigned")
             txn = _KafkaTransaction(self.log, producer)
-            producer.begin_transaction()
+            await producer.begin_transaction()
             try:
                 yield txn
                 await txn.flush()
                 tp = TopicPartition(self.topic, partition)
-                await producer.send_offsets_to_transaction({tp: next_offset}, self.group)
-                await producer.commit_transaction()
+                async with asyncio.timeout(COMMIT_TIMEOUT_S):
+                    await producer.send_offsets_to_transaction({tp: next_offset}, self.group)
+                    await producer.commit_transaction()
             except BaseException:
                 with contextlib.suppress(Exception):
                     await producer.abort_transaction()
@@ -316,6 +354,7 @@ class KafkaFollower:
             bootstrap_servers=self.log.bootstrap,
             enable_auto_commit=False,
             isolation_level="read_committed",
+            auto_offset_reset="earliest",
         )
         await self.consumer.start()
         tps = [
@@ -324,7 +363,16 @@ class KafkaFollower:
             for p in range(await self.log.partition_count(t))
         ]
         self.consumer.assign(tps)
-        ends = await self.consumer.end_offsets(tps)
+        # Start exactly at the current ends; a failed look-up is retried, never guessed,
+        # or records appended meanwhile would be skipped.
+        for attempt in range(50):
+            try:
+                ends = await self.consumer.end_offsets(tps)
+                break
+            except Exception:
+                if attempt == 49:
+                    raise
+                await asyncio.sleep(0.2)
         for tp in tps:
             self.consumer.seek(tp, ends[tp])
 

@@ -100,6 +100,9 @@ class Processor(Protocol):
     from the last committed position and nothing committed is lost or repeated.
     """
 
+    concurrent_partitions: bool
+    """Whether transactions of different partitions may run at the same time."""
+
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...

@@ -36,7 +36,7 @@ from schemas.table import (
 )
 from services.rules.hand import handle, start_hand
 from services.rules.shuffle import shuffle
-from services.rules.state import HandState, replay
+from services.rules.state import HandState, ReplayError, replay
 from services.runtime.log import EventLog, Outgoing, Processor, Record, Transaction
 from services.runtime.topics import (
     TABLE_COMMANDS,
@@ -62,6 +62,7 @@ class Table:
     seen: set[str] = field(default_factory=set)
     start_command_id: str = ""
     start_offset: int = 0  # where the current hand's log starts in table.events
+    broken: bool = False  # its log did not replay: refuse commands until an operator looks
 
     @property
     def in_hand(self) -> bool:
@@ -100,23 +101,33 @@ class TableService:
         try:
             while not stop.is_set():
                 batch = await processor.poll(self.max_batch, timeout_s=0.1)
-                for partition, records in batch.items():
-                    await self._process(processor, partition, records)
+                work = [self._process(processor, p, records) for p, records in batch.items()]
+                if processor.concurrent_partitions:
+                    # Partitions hold disjoint tables: their transactions overlap safely.
+                    await asyncio.gather(*work)
+                else:
+                    for job in work:
+                        await job
         finally:
             await processor.stop()
             self.ready.clear()
 
     async def _process(self, processor: Processor, partition: int, records: list[Record]) -> None:
+        if partition not in processor.assignment():
+            return  # revoked since the poll: the new owner reads these commands
         try:
             async with processor.transaction(partition, records[-1].offset + 1) as txn:
                 for record in records:
                     await self._handle_record(txn, partition, record)
         except Exception:
-            # The transaction did not commit: memory may be ahead of the log. Rebuild the
-            # partition's tables from the log and read the commands again.
+            if partition not in processor.assignment():
+                log.info("partition %d was revoked during its transaction", partition)
+                return
+            # The transaction may not have committed: memory may be ahead of the log. Settle
+            # it, rebuild the partition's tables from the log, read the commands again.
             log.exception("transaction failed; recovering partition %d", partition)
-            await self._recover(partition)
             await processor.rewind(partition)
+            await self._recover(partition)
 
     # --- one command ------------------------------------------------------------------------
 
@@ -133,6 +144,9 @@ class TableService:
         if table is None:
             table = self.tables[command.table_id] = Table(command.table_id, partition)
         self.commands_handled += 1
+        if table.broken:
+            self._reject(txn, table, command, "table_unavailable", "this table is under repair")
+            return
         if isinstance(command, StartHand):
             await self._start_hand(txn, table, command)
         else:
@@ -291,7 +305,13 @@ class TableService:
                 logs[record.key].append(event)
         for table_id, events in logs.items():
             table = self.tables[table_id]
-            table.state = replay(events)
+            try:
+                table.state = replay(events)
+            except ReplayError:
+                # A log this service cannot fold is left alone for an operator, not guessed.
+                log.exception("table %s: its hand log does not replay; not serving it", table_id)
+                table.broken = True
+                continue
             table.seen = {e.command_id for e in events if e.command_id}
         log.info(
             "recovered partition %d: %d tables, %d in a hand, from offset %d",

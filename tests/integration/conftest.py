@@ -83,9 +83,12 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _run_script(script: Path, action: str) -> subprocess.CompletedProcess[str]:
+def _run_script(
+    script: Path, action: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", str(script), action],
+        env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -117,7 +120,8 @@ def _script_server(name: str, script: Path) -> Iterator[str]:
 
     with _locked(lock):
         was_running = _run_script(script, "status").returncode == 0
-        up = _run_script(script, "up")
+        # A server the tests start begins empty, whatever earlier runs left on this machine.
+        up = _run_script(script, "up", None if was_running else {"KAFKA_FRESH": "1"})
         if up.returncode != 0:
             raise RuntimeError(
                 f"{script.relative_to(REPO)} up failed (exit {up.returncode}):\n"
