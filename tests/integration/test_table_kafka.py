@@ -203,8 +203,8 @@ def test_audit_passes_on_a_thousand_hands_and_detects_a_tampered_event(
     audited = int(clean.stdout.split("audited ")[1].split()[0])
     assert audited >= 1000
 
-    # Forge one payment: append a doctored copy of a real Won as the hand's next event.
-    (table, hand), events = next(
+    # Forge one payment: the log of a copy of a real hand, one of its wins doctored.
+    (table, _), events = next(
         (k, v) for k, v in hands.items() if any(isinstance(e, ev.Won) for e in v)
     )
     won = next(e for e in events if isinstance(e, ev.Won))
