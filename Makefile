@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SHARED ?= ../shared
 
-.PHONY: test lint typecheck unit conformance bench run schemas clean
+.PHONY: test lint typecheck unit integration conformance bench run schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-## test: lint, type-check, unit + property + scenario tests, and the shared conformance suite
-test: lint typecheck unit conformance
+## test: lint, type-check, unit/property/scenario/service tests, conformance, then the
+## integration tests against real Kafka and PostgreSQL (started by deploy/ scripts)
+test: lint typecheck unit conformance integration
 
 lint: $(STAMP)
 	$(PY) -m ruff check schemas services tests
@@ -25,7 +26,11 @@ typecheck: $(STAMP)
 	$(PY) -m mypy schemas services
 
 unit: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadgroup -q
+	$(PY) -m pytest -n 2 -q --ignore=tests/integration
+
+# One process: these tests share one broker and one consumer group, as production does.
+integration: $(STAMP)
+	$(PY) -m pytest -q tests/integration
 
 conformance: $(STAMP)
 	$(VENV)/bin/mahjong-planet scenario --check $(SHARED)/conformance/examples $(SHARED)/conformance/random tests/scenarios

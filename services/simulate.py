@@ -65,6 +65,9 @@ class SimulationResult:
     commands: int
     rejections: int
     ends: dict[str, int]
+    events: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    """Per accepted command: from handing it to the log to reading its first event back."""
 
 
 async def simulate(
@@ -85,12 +88,16 @@ async def simulate(
     started = done = commands = rejections = 0
     ends: dict[str, int] = {}
     outbox: list[Outgoing] = []
+    waiting: dict[str, float] = {}  # command id -> when it was handed to the log
+    latencies: list[float] = []
+    events = 0
 
     def send(command: cmd.HandCommand | StartHand, table_id: str) -> None:
         nonlocal commands
         commands += 1
         envelope = CommandEnvelope(command=command)  # type: ignore[arg-type]
         outbox.append(Outgoing(TABLE_COMMANDS, table_id, encode(envelope)))
+        waiting[command.command_id] = 0.0
 
     def start(run: _TableRun) -> None:
         nonlocal started
@@ -109,6 +116,10 @@ async def simulate(
             if time.perf_counter() - begin > deadline_s:
                 raise TimeoutError(f"simulation stalled: {done}/{hands} hands after {deadline_s}s")
             if outbox:
+                stamp = time.perf_counter()
+                for cid, t in waiting.items():
+                    if not t:
+                        waiting[cid] = stamp
                 await event_log.produce(outbox)
                 outbox.clear()
             changed: set[str] = set()
@@ -125,6 +136,10 @@ async def simulate(
                     run.sent = {k for k in run.sent if k[1] != reply.seat}
                     continue
                 event = decode_event(r.value)
+                events += 1
+                sent_at = waiting.pop(event.command_id, None)
+                if sent_at:
+                    latencies.append((time.perf_counter() - sent_at) * 1000)
                 if run.state is None or event.hand_id != run.state.hand_id:
                     run.state, run.sent = HandState(), set()
                 apply(run.state, event)
@@ -145,7 +160,8 @@ async def simulate(
                         start(run)
     finally:
         await follower.stop()
-    return SimulationResult(run_id, done, time.perf_counter() - begin, commands, rejections, ends)
+    seconds = time.perf_counter() - begin
+    return SimulationResult(run_id, done, seconds, commands, rejections, ends, events, latencies)
 
 
 def _act(

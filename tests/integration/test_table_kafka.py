@@ -254,3 +254,39 @@ def test_replayed_state_matches_the_log(kafka_bootstrap: str) -> None:
             assert replay(events).scores == events[-1].scores
 
     asyncio.run(go())
+
+
+def test_hands_survive_a_broker_restart(kafka_bootstrap: str) -> None:
+    """The broker is stopped and started again mid-hand; services reconnect, nothing is lost
+    or repeated."""
+    script = ROOT / "deploy" / "kafka" / "kafka.sh"
+    if subprocess.run(["bash", str(script), "status"], capture_output=True).returncode != 0:
+        pytest.fail("this test restarts the broker, so it needs the one deploy/kafka/kafka.sh runs")
+
+    async def go() -> None:
+        async with kafka(kafka_bootstrap) as log:
+            proc = _table_process(kafka_bootstrap, GROUP)
+
+            async def restart_broker() -> None:
+                await asyncio.sleep(6)
+                down = await asyncio.create_subprocess_exec("bash", str(script), "down")
+                await down.wait()
+                await asyncio.sleep(2)
+                up = await asyncio.create_subprocess_exec(
+                    "bash", str(script), "up", stdout=asyncio.subprocess.DEVNULL
+                )
+                assert await up.wait() == 0
+
+            task = asyncio.create_task(restart_broker())
+            try:
+                result = await simulate(log, hands=12, tables=6, seed=16, deadline_s=400)
+            finally:
+                await task
+                proc.terminate()
+                proc.wait(timeout=60)
+            hands = _ours(await hand_logs(log), f"sim-{result.run_id}")
+        assert result.hands == 12
+        assert_exactly_once(hands)
+        assert all(isinstance(v[-1], ev.HandEnded) for v in hands.values())
+
+    asyncio.run(go())
