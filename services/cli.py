@@ -16,7 +16,7 @@ from pathlib import Path
 from services.rules import scenario as scenarios
 from services.rules.shuffle import commitment, shuffle
 from services.rules.tiles import format_tiles
-from services.runtime.config import add_log_options, open_log
+from services.runtime.config import add_log_options, opened_log
 
 
 def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
@@ -96,12 +96,8 @@ def cmd_topics(args: argparse.Namespace) -> int:
     from services.runtime.topics import TOPICS
 
     async def go() -> None:
-        event_log = open_log(args)
-        await event_log.start()
-        try:
-            await event_log.create_topics(TOPICS)
-        finally:
-            await event_log.close()
+        async with opened_log(args):
+            pass
 
     asyncio.run(go())
     for spec in TOPICS:
@@ -112,25 +108,17 @@ def cmd_topics(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from services.runtime.topics import TOPICS
     from services.table.service import TableService
 
     async def go() -> None:
-        event_log = open_log(args)
-        await event_log.start()
-        stop = _stop_on_signals()
-        try:
-            await event_log.create_topics(TOPICS)
-            await TableService(event_log, group=args.group).run(stop)
-        finally:
-            await event_log.close()
+        async with opened_log(args) as event_log:
+            await TableService(event_log, group=args.group).run(_stop_on_signals())
 
     asyncio.run(go())
     return 0
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from services.runtime.topics import TOPICS
     from services.simulate import simulate
     from services.table.service import TableService
 
@@ -145,11 +133,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
 
     async def go() -> int:
-        event_log = open_log(args)
-        await event_log.start()
         stop = asyncio.Event()
-        try:
-            await event_log.create_topics(TOPICS)
+        async with opened_log(args) as event_log:
             service_task = None
             if not args.external_table_service:
                 service = TableService(event_log)
@@ -159,8 +144,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             stop.set()
             if service_task is not None:
                 await service_task
-        finally:
-            await event_log.close()
         print(file=sys.stderr)
         rate = result.hands / result.seconds if result.seconds else 0.0
         ends = ", ".join(f"{k}: {v}" for k, v in sorted(result.ends.items()))
@@ -180,12 +163,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from services.audit.reader import hand_records
 
     async def collect() -> dict[tuple[str, str], list[bytes]]:
-        event_log = open_log(args)
-        await event_log.start()
-        try:
+        async with opened_log(args) as event_log:
             return await hand_records(event_log)
-        finally:
-            await event_log.close()
 
     hands = asyncio.run(collect())
     began = time.perf_counter()
@@ -215,22 +194,9 @@ def _stop_on_signals() -> asyncio.Event:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Every service built so far, in this process, on the selected log."""
-    from services.runtime.topics import TOPICS
-    from services.table.service import TableService
-
-    async def go() -> None:
-        event_log = open_log(args)
-        await event_log.start()
-        stop = _stop_on_signals()
-        try:
-            await event_log.create_topics(TOPICS)
-            print("mahjong-planet: table service running (Ctrl-C stops it)", file=sys.stderr)
-            await TableService(event_log).run(stop)
-        finally:
-            await event_log.close()
-
-    asyncio.run(go())
-    return 0
+    print("mahjong-planet: table service running (Ctrl-C stops it)", file=sys.stderr)
+    args.group = "table-service"
+    return cmd_table(args)
 
 
 def build_parser() -> argparse.ArgumentParser:

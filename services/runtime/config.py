@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from services.runtime.log import EventLog
+from services.runtime.topics import TOPICS
 
 DEFAULT_DATA = "./data"
 
@@ -37,3 +40,15 @@ def open_log(args: argparse.Namespace) -> EventLog:
     from services.runtime.embedded import EmbeddedLog
 
     return EmbeddedLog(args.data or DEFAULT_DATA)
+
+
+@asynccontextmanager
+async def opened_log(args: argparse.Namespace) -> AsyncIterator[EventLog]:
+    """The selected log, started, with every topic created; closed on the way out."""
+    event_log = open_log(args)
+    await event_log.start()
+    try:
+        await event_log.create_topics(TOPICS)
+        yield event_log
+    finally:
+        await event_log.close()
