@@ -76,6 +76,43 @@ def table(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
+NOTES = {
+    "rules": [
+        "Each side checks the same hands in its own representation, converted before "
+        "timing: the peer gets its 34-count array, the engine its three per-suit base-5 keys "
+        "(the form the hand state keeps up to date as tiles move, so a live check never "
+        "converts). *from 27 counts* includes that conversion in the timing (plain counts "
+        "packed to bytes and looked up per suit): the honest figure for a caller that holds "
+        "only counts.",
+        "The peer is the `mahjong` PyPI package (`Agari.is_agari`). Disagreements are hands "
+        "of seven pairs containing a quad: riichi wants seven different pairs, RULES.md §4 "
+        "counts a quad as two pairs.",
+        "*random hands* are whole hands from shuffle to settlement between players picking "
+        "uniformly among `legal_actions` (nearly all end by exhaustion); *eager* players always "
+        "win and often claim, so wins, kongs and robbing windows happen.",
+    ],
+    "audit": [
+        "`services.audit` audits finished eager random hands with 5% timeouts: seqs, the "
+        "seed's commitment, the shuffle, re-deciding every logged decision through "
+        "`handle` and comparing every event, and the money.",
+        "*audit hands* audits decoded events in one process; *parallel* takes each hand as "
+        "msgspec JSON and splits chunks over two worker processes (decoding, the pool's start "
+        "and merging included); *encoded, one process* is the same work without workers.",
+        "*re-decide floor* is `start_hand` plus one `handle` per decision with the commands "
+        "built beforehand: the engine's own cost, which bounds any audit that re-decides.",
+    ],
+    "service": [
+        "The table service runs as its own process (`mahjong-planet table`); simulated "
+        "players in the bench process keep N tables busy at once, each answering as soon as "
+        "its decision appears. *p50/p99* is per command, from handing it to the log to "
+        "reading its first event back (read-committed on Kafka), so it includes the players' "
+        "own queueing when the bench process is the bottleneck.",
+        "Kafka: a single-node KRaft broker on this machine (`deploy/kafka/kafka.sh`), one "
+        "transaction per poll and partition. Embedded: SQLite in WAL mode, `synchronous=FULL`.",
+    ],
+}
+
+
 def markdown(report: dict[str, Any]) -> str:
     m = report["machine"]
     lines = [
@@ -86,63 +123,12 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['platform']}; "
         f"commit `{m['commit']}`, {m['date']}.",
-        "",
-        "## Rules engine",
-        "",
-        "| figure | value | target |",
-        "|---|---:|---|",
     ]
-    lines += [f"| {n} | {v} | {t} |" for n, v, t in table(report["rules"])]
-    lines += [
-        "",
-        "- Each side checks the same hands in its own representation, converted before "
-        "timing: the peer gets its 34-count array, the engine its three per-suit base-5 keys "
-        "(the form the hand state keeps up to date as tiles move, so a live check never "
-        "converts). *from 27 counts* includes that conversion in the timing (plain counts "
-        "packed to bytes and looked up per suit): the honest figure for a caller that holds "
-        "only counts.",
-        "- The peer is the `mahjong` PyPI package (`Agari.is_agari`). Disagreements are hands "
-        "of seven pairs containing a quad: riichi wants seven different pairs, RULES.md §4 "
-        "counts a quad as two pairs.",
-        "- *random hands* are whole hands from shuffle to settlement between players picking "
-        "uniformly among `legal_actions` (nearly all end by exhaustion); *eager* players always "
-        "win and often claim, so wins, kongs and robbing windows happen.",
-        "",
-        "## Hand audit",
-        "",
-        "| figure | value | target |",
-        "|---|---:|---|",
-    ]
-    lines += [f"| {n} | {v} | {t} |" for n, v, t in table(report["audit"])]
-    lines += [
-        "",
-        "- `services.audit` audits finished eager random hands with 5% timeouts: seqs, the "
-        "seed's commitment, the shuffle, re-deciding every logged decision through "
-        "`handle` and comparing every event, and the money.",
-        "- *audit hands* audits decoded events in one process; *parallel* takes each hand as "
-        "msgspec JSON and splits chunks over two worker processes (decoding, the pool's start "
-        "and merging included); *encoded, one process* is the same work without workers.",
-        "- *re-decide floor* is `start_hand` plus one `handle` per decision with the commands "
-        "built beforehand: the engine's own cost, which bounds any audit that re-decides.",
-        "",
-        "## Service path",
-        "",
-        "| figure | value | target |",
-        "|---|---:|---|",
-    ]
-    lines += [f"| {n} | {v} | {t} |" for n, v, t in table(report["service"])]
-    lines += [
-        "",
-        "- The table service runs as its own process (`mahjong-planet table`); simulated "
-        "players in the bench process keep N tables busy at once, each answering as soon as "
-        "its decision appears. *p50/p99* is per command, from handing it to the log to "
-        "reading its first event back (read-committed on Kafka), so it includes the players' "
-        "own queueing when the bench process is the bottleneck.",
-        "- Kafka: a single-node KRaft broker on this machine (`deploy/kafka/kafka.sh`), one "
-        "transaction per poll and partition. Embedded: SQLite in WAL mode, `synchronous=FULL`.",
-        "",
-    ]
-    return "\n".join(lines)
+    for key, title in SECTIONS.items():
+        lines += ["", f"## {title}", "", "| figure | value | target |", "|---|---:|---|"]
+        lines += [f"| {n} | {v} | {t} |" for n, v, t in table(report[key])]
+        lines += ["", *(f"- {note}" for note in NOTES[key])]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
