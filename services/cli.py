@@ -36,11 +36,14 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         data = json.loads(Path(args.paths[0]).read_text())
         print(json.dumps(scenarios.run(data), indent=1))
         return 0
-    passed = failed = 0
+    passed = failed = skipped = 0
     for path in _scenario_files(args.paths):
         problem: str | None
         try:
             data = json.loads(path.read_text())
+            if isinstance(data, dict) and "deal" not in data and "actions" not in data:
+                skipped += 1  # another kind of vector (e.g. ratings/), not a scenario
+                continue
             expect = data.get("expect")
             if not isinstance(expect, dict):
                 problem = "no expect object"
@@ -53,6 +56,8 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         else:
             failed += 1
             print(f"FAIL {path}: {problem}")
+    if skipped:
+        print(f"skipped {skipped} JSON files that are not scenarios")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not passed else 0
 
