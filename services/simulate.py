@@ -77,8 +77,13 @@ async def simulate(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     deadline_s: float = 3600.0,
+    measure_s: float | None = None,
 ) -> SimulationResult:
-    """Play ``hands`` hands over ``tables`` concurrent tables; returns when all have ended."""
+    """Play ``hands`` hands over ``tables`` concurrent tables; returns when all have ended.
+
+    With ``measure_s`` it stops after that long instead (a benchmark's steady-state window)
+    and reports what was done by then.
+    """
     rng = random.Random(seed)
     run_id = uuid.uuid4().hex[:8]
     names = [f"sim-{run_id}-{i}" for i in range(min(tables, hands))]
@@ -113,6 +118,8 @@ async def simulate(
             start(run)
         begin = time.perf_counter()
         while done < hands:
+            if measure_s is not None and time.perf_counter() - begin > measure_s:
+                break
             if time.perf_counter() - begin > deadline_s:
                 raise TimeoutError(f"simulation stalled: {done}/{hands} hands after {deadline_s}s")
             if outbox:

@@ -103,7 +103,8 @@ NOTES = {
     ],
     "service": [
         "The table service runs as its own process (`mahjong-planet table`); simulated "
-        "players in the bench process keep N tables busy at once, each answering as soon as "
+        "players in the bench process keep N tables busy for a fixed window (60 s), each "
+        "answering as soon as "
         "its decision appears. *p50/p99* is per command, from handing it to the log to "
         "reading its first event back (read-committed on Kafka), so it includes the players' "
         "own queueing when the bench process is the bottleneck.",

@@ -23,7 +23,8 @@ from services.runtime.topics import TOPICS
 from services.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
-LEVELS = ((1, 3), (100, 100), (1000, 1000))  # (concurrent tables, hands)
+LEVELS = (1, 100, 1000)  # concurrent tables
+MEASURE_S = 60.0  # the steady-state window per level
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -43,12 +44,14 @@ def _broker() -> str:
     return up.stdout.strip().splitlines()[-1]
 
 
-async def _level(log: EventLog, tables: int, hands: int) -> dict[str, Any]:
-    result = await simulate(log, hands=hands, tables=tables, seed=tables, deadline_s=1800)
+async def _level(log: EventLog, tables: int, seconds: float) -> dict[str, Any]:
+    result = await simulate(
+        log, hands=10 * tables, tables=tables, seed=tables, measure_s=seconds, deadline_s=1800
+    )
     lat = result.latencies_ms
     return {
         "tables": tables,
-        "hands": result.hands,
+        "hands_finished": result.hands,
         "commands": result.commands,
         "p50_ms": round(statistics.median(lat), 1),
         "p99_ms": round(_percentile(lat, 0.99), 1),
@@ -67,14 +70,14 @@ def _service(args: list[str]) -> subprocess.Popen[bytes]:
 
 
 async def _run(
-    log: EventLog, service_args: list[str], levels: tuple[tuple[int, int], ...]
+    log: EventLog, service_args: list[str], levels: tuple[int, ...], seconds: float
 ) -> list[dict[str, Any]]:
     await log.start()
     await log.create_topics(TOPICS)
     proc = _service(service_args)
     try:
         await asyncio.sleep(3)  # let it join and recover
-        return [await _level(log, t, h) for t, h in levels]
+        return [await _level(log, t, seconds) for t in levels]
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -82,12 +85,12 @@ async def _run(
 
 
 def run_all() -> dict[str, Any]:
-    levels = LEVELS if not os.environ.get("MAHJONG_BENCH_QUICK") else ((1, 2), (100, 100))
+    seconds = float(os.environ.get("MAHJONG_BENCH_SECONDS", MEASURE_S))
     out: dict[str, Any] = {}
     data = tempfile.mkdtemp(prefix="mp-bench-")
-    for row in asyncio.run(_run(EmbeddedLog(data), ["--data", data], levels[:2])):
+    for row in asyncio.run(_run(EmbeddedLog(data), ["--data", data], LEVELS[:2], seconds)):
         out[f"embedded_{row['tables']}_tables"] = row
     broker = _broker()
-    for row in asyncio.run(_run(KafkaLog(broker), ["--kafka", broker], levels)):
+    for row in asyncio.run(_run(KafkaLog(broker), ["--kafka", broker], LEVELS, seconds)):
         out[f"kafka_{row['tables']}_tables"] = row
     return out
