@@ -199,9 +199,11 @@ class KafkaProcessor:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             isolation_level="read_committed",
-            # A killed member is noticed after this; the broker's minimum is 6 s.
-            session_timeout_ms=6000,
-            heartbeat_interval_ms=1500,
+            # A killed member is noticed after this. 6 s (the broker's minimum) proved too
+            # short on a busy 2-core machine: a starved member was evicted mid-run, and the
+            # rebalance stalled its tables for seconds.
+            session_timeout_ms=10000,
+            heartbeat_interval_ms=2000,
         )
         self.consumer.subscribe([self.topic], listener=_Listener(self))
         await self.consumer.start()
