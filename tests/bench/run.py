@@ -110,6 +110,13 @@ NOTES = {
         "own queueing when the bench process is the bottleneck.",
         "Kafka: a single-node KRaft broker on this machine (`deploy/kafka/kafka.sh`), one "
         "transaction per poll and partition. Embedded: SQLite in WAL mode, `synchronous=FULL`.",
+        "Embedded with the service in another process: the log's wake-ups are in-process, so "
+        "the service polls every 100 ms; that, not SQLite, is the ~100 ms p50. In one process "
+        "(`mahjong-planet run`, `simulate`) a command is answered within the same loop turn.",
+        "Broker, service and players share two cores. A p99 in the tens of seconds is a "
+        "rebalance: a CPU-starved member missed its heartbeats, was evicted, and its tables "
+        "waited for the rejoin and recovery (the session timeout has since been raised from "
+        "6 s to 10 s).",
     ],
 }
 
