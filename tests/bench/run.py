@@ -113,10 +113,10 @@ NOTES = {
         "Embedded with the service in another process: the log's wake-ups are in-process, so "
         "the service polls every 100 ms; that, not SQLite, is the ~100 ms p50. In one process "
         "(`mahjong-planet run`, `simulate`) a command is answered within the same loop turn.",
-        "Broker, service and players share two cores. A p99 in the tens of seconds is a "
-        "rebalance: a CPU-starved member missed its heartbeats, was evicted, and its tables "
-        "waited for the rejoin and recovery (the session timeout has since been raised from "
-        "6 s to 10 s).",
+        "Broker, service and players share the two cores, and the players' own work (a seat "
+        "view and a choice per decision) is inside every latency. An earlier run with a 6 s "
+        "consumer session timeout had p99s of about 34 s: CPU-starved members were evicted "
+        "and their tables waited for the rebalance; with 10 s that is gone.",
     ],
 }
 
