@@ -17,8 +17,9 @@ from schemas import commands as cmd
 from schemas.table import CommandEnvelope, ReplyEnvelope, StartHand, decode_event, encode
 from schemas.views import SeatView
 from services.rules.hand import pending_seats
+from services.rules.selfplay import connectedness
 from services.rules.state import HandState, apply
-from services.rules.tiles import INDEX
+from services.rules.tiles import INDEX, counts_of
 from services.rules.view import seat_view
 from services.runtime.log import EventLog, Outgoing
 from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_REPLIES
@@ -36,16 +37,8 @@ def simple_choice(view: SeatView, rng: random.Random) -> cmd.HandCommand:
     discards = [o for o in options if isinstance(o, cmd.Discard)]
     me = view.players[view.seat] if view.seat is not None else None
     if discards and me is not None and me.hand is not None:
-        counts = [0] * 27
-        for name in me.hand:
-            counts[INDEX[name]] += 1
-
-        def loose(o: cmd.Discard) -> tuple[int, float]:
-            t = INDEX[o.tile]
-            near = sum(counts[t + d] for d in (-2, -1, 1, 2) if 0 <= t % 9 + d < 9)
-            return 3 * counts[t] + near, rng.random()
-
-        return min(discards, key=loose)
+        counts = counts_of(INDEX[name] for name in me.hand)
+        return min(discards, key=lambda o: (connectedness(counts, INDEX[o.tile]), rng.random()))
     return rng.choice(options)
 
 

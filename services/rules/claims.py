@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from services.rules.analysis import PAIR_KEYS, POW5, STANDARD_KEYS
+from services.rules.analysis import POW5, is_complete
 from services.rules.state import HU, KONG, PUNG, HandState
 
 
 def completes(state: HandState, seat: int, t: int) -> bool:
     """Whether tile ``t`` would complete the seat's hand (missing suit included in the check)."""
-    k0, k1, k2 = state.keys[seat]
-    s = t // 9
-    if s == 0:
-        k0 += POW5[t]
-    elif s == 1:
-        k1 += POW5[t - 9]
-    else:
-        k2 += POW5[t - 18]
-    missing = state.missing[seat]
-    if missing is not None and (k0, k1, k2)[missing]:
-        return False
-    if k0 in STANDARD_KEYS and k1 in STANDARD_KEYS and k2 in STANDARD_KEYS:
-        return True
-    return not state.melds[seat] and k0 in PAIR_KEYS and k1 in PAIR_KEYS and k2 in PAIR_KEYS
+    keys = list(state.keys[seat])
+    keys[t // 9] += POW5[t % 9]
+    return is_complete(keys, len(state.melds[seat]), state.missing[seat])
 
 
 def may_call(state: HandState, seat: int, t: int) -> bool:

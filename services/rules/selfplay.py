@@ -20,7 +20,7 @@ def random_seed(rng: random.Random) -> bytes:
     return rng.getrandbits(256).to_bytes(32, "big")
 
 
-def _keeps(counts: list[int], t: int) -> int:
+def connectedness(counts: list[int], t: int) -> int:
     """How well tile ``t`` connects to the rest of the hand (pairs and near neighbours)."""
     score = 3 * (counts[t] - 1)
     rank = t % 9
@@ -46,7 +46,7 @@ def eager_choice(
     discards = [o for o in options if isinstance(o, cmd.Discard)]
     if discards and rng.random() < 0.9:
         counts = state.counts[discards[0].seat]
-        return min(discards, key=lambda o: (_keeps(counts, INDEX[o.tile]), rng.random()))
+        return min(discards, key=lambda o: (connectedness(counts, INDEX[o.tile]), rng.random()))
     return rng.choice(options)
 
 
