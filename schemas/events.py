@@ -51,6 +51,9 @@ class HandStarted(HandEvent, frozen=True, tag="hand_started"):
     seats: list[str]
     commitment: str | None = None
     dealer: Seat = 0
+    clock: str | None = None  # bullet, blitz, standard or relaxed (RULES.md §8); null: untimed
+    rated: bool = False
+    computer_seats: list[Seat] = []
 
 
 class TilesDealt(HandEvent, frozen=True, tag="tiles_dealt"):
@@ -209,6 +212,39 @@ class HandEnded(HandEvent, frozen=True, tag="hand_ended"):
     seed: str | None = None
 
 
+class SeatDeadline(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's allowance for the decision just offered: base time, the reserve it may use
+    (0 for call decisions), and the deadline they add up to (server epoch milliseconds)."""
+
+    seat: Seat
+    base_ms: int
+    reserve_ms: int
+    deadline_ms: int
+
+
+class ClockStarted(HandEvent, frozen=True, tag="clock_started"):
+    """Timed hands: decisions were just offered (``decision_seq``) and their clocks run.
+
+    The table service accepts a seat's answer until ``deadline_ms + grace_ms`` (the lag
+    allowance); the clock service sends the timeout then.
+    """
+
+    decision_seq: int
+    at_ms: int
+    seats: list[SeatDeadline]
+    grace_ms: int = 0
+
+
+class ClockStopped(HandEvent, frozen=True, tag="clock_stopped"):
+    """Timed hands: a seat's decision ended. It used ``used_ms``; ``reserve_ms`` is left."""
+
+    seat: Seat
+    decision_seq: int
+    used_ms: int
+    reserve_ms: int
+    timeout: bool = False
+
+
 Event = (
     HandStarted
     | TilesDealt
@@ -229,6 +265,8 @@ Event = (
     | WallExhausted
     | SettlementItem
     | HandEnded
+    | ClockStarted
+    | ClockStopped
 )
 
 EVENT_TYPES: tuple[type[HandEvent], ...] = (
@@ -251,4 +289,6 @@ EVENT_TYPES: tuple[type[HandEvent], ...] = (
     WallExhausted,
     SettlementItem,
     HandEnded,
+    ClockStarted,
+    ClockStopped,
 )

@@ -22,6 +22,9 @@ class StartHand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag
     players: list[str]
     command_id: str = ""
     preset: str = "Planet-Blood-Battle-v1"
+    clock: str | None = None  # bullet, blitz, standard or relaxed; null: untimed
+    rated: bool = False  # needs a clock and four humans (RULES.md §9)
+    computer_seats: list[int] = []
 
 
 TableCommand = Command | StartHand

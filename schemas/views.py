@@ -57,6 +57,15 @@ class PlayerView(msgspec.Struct, frozen=True, kw_only=True):
     hand: list[Tile] | None = None  # concealed tiles: one's own, or everyone's after the end
 
 
+class ClockView(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's clock: the reserve left and, while it decides, the deadline it runs to."""
+
+    seat: Seat
+    reserve_ms: int
+    deadline_ms: int | None = None  # server epoch ms; null when the seat is not deciding
+    base_ms: int | None = None
+
+
 class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     """One seat's view of a hand (``seat`` null: a spectator's public view)."""
 
@@ -81,3 +90,6 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     commitment: str | None = None
     seed: str | None = None
     wall: list[Tile] | None = None  # the remaining wall, after the end only
+    clock: str | None = None  # the clock preset; null: untimed
+    clocks: list[ClockView] = []
+    grace_ms: int = 0

@@ -123,6 +123,18 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_clock(args: argparse.Namespace) -> int:
+    from services.clock.service import ClockService
+
+    async def go() -> None:
+        async with opened_log(args) as event_log:
+            service = ClockService(event_log, group=args.group, table_group=args.table_group)
+            await service.run(_stop_on_signals())
+
+    asyncio.run(go())
+    return 0
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from services.simulate import simulate
     from services.table.service import TableService
@@ -199,9 +211,21 @@ def _stop_on_signals() -> asyncio.Event:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Every service built so far, in this process, on the selected log."""
-    print("mahjong-planet: table service running (Ctrl-C stops it)", file=sys.stderr)
-    args.group = "table-service"
-    return cmd_table(args)
+    from services.clock.service import ClockService
+    from services.table.service import TableService
+
+    async def go() -> None:
+        async with opened_log(args) as event_log:
+            stop = _stop_on_signals()
+            table, clock = TableService(event_log), ClockService(event_log)
+            print(
+                "mahjong-planet: table and clock services running (Ctrl-C stops them)",
+                file=sys.stderr,
+            )
+            await asyncio.gather(table.run(stop), clock.run(stop))
+
+    asyncio.run(go())
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -263,6 +287,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser(
+        "clock",
+        help="run the clock service",
+        description="Follow table.events, keep the deadline of every timed decision "
+        "(RULES.md §8 clocks), and send the seat's timeout to table.commands when it passes. "
+        "On start it rebuilds the running clocks from the log and fires at once whatever "
+        "passed while it was down. Stops cleanly on SIGTERM or SIGINT.",
+    )
+    add_log_options(p)
+    p.add_argument(
+        "--group", default="clock-service", help="consumer group (default clock-service)"
+    )
+    p.add_argument(
+        "--table-group",
+        default="table-service",
+        help="the table service's consumer group, to find timeouts it has not read yet",
+    )
+    p.set_defaults(func=cmd_clock)
+
+    p = sub.add_parser(
         "simulate",
         help="play hands between simulated players through the service path",
         description="Start hands at simulated tables and play them with simple legal-move "
@@ -297,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run the platform in one process",
         description="Run every service in this process on the embedded log (default ./data) "
-        "or on Kafka. Today: the table service; the gateway and web client join it later.",
+        "or on Kafka. Today: the table and clock services; the gateway and web client join later.",
     )
     add_log_options(p)
     p.set_defaults(func=cmd_run)

@@ -10,6 +10,9 @@ A hand's log is trusted for nothing but the players' (and the clock's) decisions
    rebuilt as the command that caused it and run through the rules engine, whose events must
    equal the logged ones field for field (automatic events — draws, windows, wins on discards,
    settlement, the end — are never taken from the log, only compared);
+   — in a timed hand the clock events after each decision are recomputed the same way from
+   the time they state, and every timeout must have come after its deadline and the lag
+   allowance, every answer before;
 5. checks the money: every payment positive between two seats, the final scores the net of all
    logged payments and summing to zero, the placements those of the scores.
 
@@ -28,9 +31,11 @@ import msgspec
 
 from schemas import commands as cmd
 from schemas import events as ev
+from services.rules.clock import tick
 from services.rules.hand import handle, start_hand
 from services.rules.settlement import placements
 from services.rules.shuffle import SEED_BYTES, Deal, shuffle
+from services.rules.state import HandState
 from services.rules.tiles import NAMES
 
 OPENING = 6
@@ -229,6 +234,9 @@ def _check_redecided(
         players=list(started.seats),
         seed=seed,
         command_id=started.command_id,
+        clock=started.clock,
+        rated=started.rated,
+        computer_seats=list(started.computer_seats),
     )
     # The seed and the deal were checked above: compare the opening's other fields only.
     for logged, made in zip(events[:OPENING], fresh, strict=True):
@@ -240,8 +248,21 @@ def _check_redecided(
                 problems.append(_mismatch(logged, made))
     n = len(events)
     pos = OPENING
+    last: cmd.HandCommand | None = None
+    clocks_due = state.clock is not None  # they start after the opening and each decision
     while pos < n:
         logged = events[pos]
+        if clocks_due and state.phase != "ended":
+            clocks_due = False
+            if not isinstance(logged, _CLOCK_EVENTS):
+                problems.append(f"seq {logged.seq}: the clocks were not stopped or started here")
+                return
+            step = _check_clock(events, pos, state, last, problems)
+            if step == 0:
+                return
+            pos += step
+            last = None
+            continue
         if state.phase == "ended":
             problems.append(
                 f"seq {logged.seq}: {_tag(logged)} is logged after the hand ended (seq {state.seq})"
@@ -274,8 +295,63 @@ def _check_redecided(
                     problems.append(_mismatch(events[pos + i], made))
                     return
         pos += k
+        last = command
+        clocks_due = state.clock is not None
     if state.phase != "ended":  # unreachable for a log ending in hand_ended; kept as a guard
         problems.append(f"seq {events[-1].seq}: re-deciding the hand does not end it")
+
+
+_CLOCK_EVENTS = (ev.ClockStarted, ev.ClockStopped)
+
+
+def _check_clock(
+    events: Sequence[ev.Event],
+    pos: int,
+    state: HandState,
+    last: cmd.HandCommand | None,
+    problems: list[str],
+) -> int:
+    """Recompute the clock events at ``pos`` from the time they state; how many there are
+    (0 after a problem)."""
+    assert state.clock is not None
+    first = events[pos]
+    if isinstance(first, ev.ClockStopped):
+        run = state.clock.running.get(first.seat)
+        if run is None:
+            problems.append(f"seq {first.seq}: seat {first.seat} had no clock running")
+            return 0
+        now = run.offered_ms + first.used_ms
+    else:
+        assert isinstance(first, ev.ClockStarted)
+        now = first.at_ms
+    actor = None if last is None else last.seat
+    before = dict(state.clock.running)
+    limit_of = {s: r.deadline_ms - r.offered_ms + state.clock.grace_ms for s, r in before.items()}
+    timed_out = actor if isinstance(last, cmd.Timeout) else None
+    made = tick(state, now, timed_out=timed_out, command_id=first.command_id)
+    if not made or events[pos : pos + len(made)] != made:
+        for i, want in enumerate(made):
+            if pos + i >= len(events) or events[pos + i] != want:
+                got = events[min(pos + i, len(events) - 1)]
+                problems.append(_mismatch(got, want))
+                return 0
+        problems.append(f"seq {first.seq}: a clock event where no clock changes")
+        return 0
+    for e in made:
+        if isinstance(e, ev.ClockStopped) and e.seat == actor:
+            limit = limit_of[e.seat]
+            if e.timeout and e.used_ms < limit:
+                problems.append(
+                    f"seq {e.seq}: seat {e.seat} was timed out after {e.used_ms} ms, "
+                    f"before its {limit} ms ran out"
+                )
+                return 0
+            if not e.timeout and e.used_ms > limit:
+                problems.append(
+                    f"seq {e.seq}: seat {e.seat} answered after {e.used_ms} ms, past its {limit} ms"
+                )
+                return 0
+    return len(made)
 
 
 _CHECKED_ABOVE: dict[type[Any], tuple[str, ...]] = {

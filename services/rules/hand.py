@@ -65,6 +65,9 @@ def start_hand(
     seed: bytes | None = None,
     preset: str = PRESET,
     command_id: str = "",
+    clock: str | None = None,
+    rated: bool = False,
+    computer_seats: list[int] | None = None,
 ) -> tuple[HandState, list[ev.Event]]:
     """A new hand's state and its opening events (started, four deals, the sealed wall)."""
     state = HandState(table_id=table_id, hand_id=hand_id)
@@ -74,6 +77,9 @@ def start_hand(
         preset=preset,
         seats=players if players is not None else [f"seat-{i}" for i in range(4)],
         commitment=None if seed is None else commitment(seed),
+        clock=clock,
+        rated=rated,
+        computer_seats=computer_seats or [],
     )
     for seat, tiles in enumerate(deal.hands):
         log.emit(ev.TilesDealt, seat=seat, tiles=[NAMES[t] for t in tiles])

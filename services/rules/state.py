@@ -15,6 +15,14 @@ from schemas import events as ev
 from services.rules.analysis import POW5
 from services.rules.tiles import INDEX, NUM_TYPES, SUITS
 
+CLOCK_PRESETS: dict[str, tuple[int, int]] = {
+    "bullet": (2_000, 5_000),
+    "blitz": (3_000, 10_000),
+    "standard": (5_000, 20_000),
+    "relaxed": (15_000, 60_000),
+}
+"""Clock presets of RULES.md §8: per-decision base time and per-hand reserve, in ms."""
+
 HU, PUNG, KONG = 1, 2, 4
 """Bits of a seat's legal claims in an open window."""
 
@@ -64,6 +72,39 @@ class WinRecord:
 
 
 @dataclass(slots=True)
+class Running:
+    """A seat's clock while it decides (RULES.md §8)."""
+
+    decision_seq: int
+    offered_ms: int
+    base_ms: int
+    reserve_ms: int  # how much of the reserve this decision may use
+    deadline_ms: int
+
+
+@dataclass(slots=True)
+class Clock:
+    """The clocks of a timed hand: each seat's reserve left and its running decision."""
+
+    preset: str
+    grace_ms: int = 0
+    reserve: list[int] = field(default_factory=lambda: [0] * 4)
+    running: dict[int, Running] = field(default_factory=dict)
+
+    def copy(self) -> Clock:
+        return Clock(
+            self.preset,
+            self.grace_ms,
+            self.reserve[:],
+            {s: Running(*_fields(r)) for s, r in self.running.items()},
+        )
+
+
+def _fields(r: Running) -> tuple[int, int, int, int, int]:
+    return (r.decision_seq, r.offered_ms, r.base_ms, r.reserve_ms, r.deadline_ms)
+
+
+@dataclass(slots=True)
 class HandState:
     """Everything the server knows about one hand, hidden parts included."""
 
@@ -100,6 +141,9 @@ class HandState:
     end: str | None = None
     ready: list[bool | None] | None = None
     decision_seq: int = 0
+    clock: Clock | None = None  # None: untimed
+    rated: bool = False
+    computer_seats: list[int] = field(default_factory=list)
 
     # --- derived facts -------------------------------------------------------------------
 
@@ -171,6 +215,9 @@ class HandState:
             end=self.end,
             ready=None if self.ready is None else self.ready[:],
             decision_seq=self.decision_seq,
+            clock=None if self.clock is None else self.clock.copy(),
+            rated=self.rated,
+            computer_seats=self.computer_seats[:],
         )
 
     # --- tile movement -------------------------------------------------------------------
@@ -198,6 +245,13 @@ def _hand_started(s: HandState, e: ev.HandStarted) -> None:
     s.table_id, s.hand_id = e.table_id, e.hand_id
     s.preset, s.players, s.commitment = e.preset, list(e.seats), e.commitment
     s.phase = "deal"
+    s.rated, s.computer_seats = e.rated, list(e.computer_seats)
+    s.clock = None if e.clock is None else Clock(e.clock, reserve=[full_reserve(e.clock)] * 4)
+
+
+def full_reserve(preset: str) -> int:
+    """A seat's reserve at the start of each hand under a clock preset (RULES.md §8)."""
+    return CLOCK_PRESETS[preset][1]
 
 
 def _tiles_dealt(s: HandState, e: ev.TilesDealt) -> None:
@@ -369,6 +423,27 @@ def _hand_ended(s: HandState, e: ev.HandEnded) -> None:
     s.decision_seq = e.seq
 
 
+def _clock_started(s: HandState, e: ev.ClockStarted) -> None:
+    clock = _clock_of(s)
+    clock.grace_ms = e.grace_ms
+    for d in e.seats:
+        clock.running[d.seat] = Running(
+            e.decision_seq, e.at_ms, d.base_ms, d.reserve_ms, d.deadline_ms
+        )
+
+
+def _clock_stopped(s: HandState, e: ev.ClockStopped) -> None:
+    clock = _clock_of(s)
+    clock.running.pop(e.seat, None)
+    clock.reserve[e.seat] = e.reserve_ms
+
+
+def _clock_of(s: HandState) -> Clock:
+    if s.clock is None:
+        raise ReplayError("a clock event in an untimed hand")
+    return s.clock
+
+
 _APPLY: dict[type[Any], Callable[[HandState, Any], None]] = {
     ev.HandStarted: _hand_started,
     ev.TilesDealt: _tiles_dealt,
@@ -389,6 +464,8 @@ _APPLY: dict[type[Any], Callable[[HandState, Any], None]] = {
     ev.WallExhausted: _wall_exhausted,
     ev.SettlementItem: _settlement_item,
     ev.HandEnded: _hand_ended,
+    ev.ClockStarted: _clock_started,
+    ev.ClockStopped: _clock_stopped,
 }
 
 

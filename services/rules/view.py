@@ -6,7 +6,7 @@ API takes a ``SeatView``, never a ``HandState``.
 
 from __future__ import annotations
 
-from schemas.views import MeldView, PlayerView, SeatView, WindowView, WinView
+from schemas.views import ClockView, MeldView, PlayerView, SeatView, WindowView, WinView
 from services.rules.hand import legal_actions, pending_seats
 from services.rules.state import DIRECTION_STEP, HandState
 from services.rules.tiles import NAMES, SUITS
@@ -87,4 +87,25 @@ def seat_view(state: HandState, seat: int | None) -> SeatView:
         commitment=state.commitment,
         seed=state.seed if over else None,
         wall=[NAMES[t] for t in state.wall[state.front : state.back]] if over else None,
+        clock=None if state.clock is None else state.clock.preset,
+        clocks=_clocks(state),
+        grace_ms=0 if state.clock is None else state.clock.grace_ms,
     )
+
+
+def _clocks(state: HandState) -> list[ClockView]:
+    clock = state.clock
+    if clock is None:
+        return []
+    views = []
+    for s in range(4):
+        run = clock.running.get(s)
+        views.append(
+            ClockView(
+                seat=s,
+                reserve_ms=clock.reserve[s],
+                deadline_ms=None if run is None else run.deadline_ms,
+                base_ms=None if run is None else run.base_ms,
+            )
+        )
+    return views

@@ -166,6 +166,9 @@ class EmbeddedLog:
         finally:
             waiter.cancel()
 
+    async def group_position(self, group: str, topic: str, partition: int) -> int:
+        return self.committed(group, topic, partition)
+
     def committed(self, group: str, topic: str, partition: int) -> int:
         row = self.db.execute(
             "SELECT next_offset FROM group_offsets WHERE grp=? AND topic=? AND partition=?",
@@ -288,6 +291,9 @@ class EmbeddedProcessor:
 
     async def rewind(self, partition: int) -> None:
         self._positions[partition] = self.log.committed(self.group, self.topic, partition)
+
+    def seek(self, partition: int, offset: int) -> None:
+        self._positions[partition] = offset
 
     def transaction(self, partition: int, next_offset: int) -> _EmbeddedTransaction:
         return _EmbeddedTransaction(self, partition, next_offset)

@@ -151,6 +151,16 @@ class KafkaLog:
     async def wait_for_change(self, topic: str, timeout_s: float) -> None:
         await asyncio.sleep(min(timeout_s, 0.01))
 
+    async def group_position(self, group: str, topic: str, partition: int) -> int:
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.client_id)
+        await admin.start()
+        try:
+            offsets = await admin.list_consumer_group_offsets(group)
+        finally:
+            await admin.close()
+        found = offsets.get(TopicPartition(topic, partition))
+        return 0 if found is None or found.offset < 0 else int(found.offset)
+
     def processor(
         self, group: str, topic: str, on_assign: Assignment, on_revoke: Assignment
     ) -> KafkaProcessor:
@@ -270,6 +280,10 @@ class KafkaProcessor:
         tp = TopicPartition(self.topic, partition)
         committed = await self.consumer.committed(tp)
         self.consumer.seek(tp, committed or 0)
+
+    def seek(self, partition: int, offset: int) -> None:
+        assert self.consumer is not None
+        self.consumer.seek(TopicPartition(self.topic, partition), offset)
 
     async def _producer(self, partition: int) -> AIOKafkaProducer:
         producer = AIOKafkaProducer(

@@ -6,7 +6,7 @@ Services are written against these types only; ``services.runtime.embedded`` and
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -119,6 +119,10 @@ class Processor(Protocol):
         """Go back to the last committed position (after a failed transaction)."""
         ...
 
+    def seek(self, partition: int, offset: int) -> None:
+        """Read the partition from ``offset`` on (a member that rebuilt its state itself)."""
+        ...
+
 
 class Follower(Protocol):
     """Reads the records appended to some topics after it started (read-committed)."""
@@ -157,8 +161,33 @@ class EventLog(Protocol):
         """Return when ``topic`` may have new records, or after ``timeout_s``."""
         ...
 
+    async def group_position(self, group: str, topic: str, partition: int) -> int:
+        """Where ``group`` resumes reading the partition: its committed position (0: none)."""
+        ...
+
     def processor(
         self, group: str, topic: str, on_assign: Assignment, on_revoke: Assignment
     ) -> Processor: ...
 
     def follower(self, topics: Sequence[str]) -> Follower: ...
+
+
+READ_CHUNK = 5000
+
+
+async def read_through(
+    log: EventLog, topic: str, partition: int, start: int, end: int | None = None
+) -> AsyncIterator[Record]:
+    """The committed records of a partition from ``start`` up to ``end`` (default: the end
+    offset when called)."""
+    if end is None:
+        end = await log.end_offset(topic, partition)
+    position = start
+    while position < end:
+        records = await log.read(topic, partition, position, READ_CHUNK)
+        if not records:
+            break
+        for r in records:
+            if r.offset < end:
+                yield r
+        position = records[-1].offset + 1

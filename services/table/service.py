@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -34,10 +35,18 @@ from schemas.table import (
     decode_event,
     encode,
 )
+from services.rules.clock import PRESETS, check_time, tick
 from services.rules.hand import handle, start_hand
 from services.rules.shuffle import shuffle
 from services.rules.state import HandState, ReplayError, replay
-from services.runtime.log import EventLog, Outgoing, Processor, Record, Transaction
+from services.runtime.log import (
+    EventLog,
+    Outgoing,
+    Processor,
+    Record,
+    Transaction,
+    read_through,
+)
 from services.runtime.topics import (
     TABLE_COMMANDS,
     TABLE_DLQ,
@@ -47,8 +56,6 @@ from services.runtime.topics import (
 )
 
 log = logging.getLogger("mahjong.table")
-
-READ_CHUNK = 5000
 
 
 @dataclass(slots=True)
@@ -79,11 +86,13 @@ class TableService:
         group: str = "table-service",
         seed_source: Callable[[int], bytes] = secrets.token_bytes,
         max_batch: int = 500,
+        now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
         self.log = event_log
         self.group = group
         self.seed_source = seed_source
         self.max_batch = max_batch
+        self.now_ms = now_ms
         self.tables: dict[str, Table] = {}
         self.processor: Processor | None = None
         self.ready = asyncio.Event()
@@ -159,12 +168,19 @@ class TableService:
         if command.command_id and command.command_id in table.seen:
             self._reject(txn, table, command, "duplicate", "this command was already applied")
             return
+        now = self.now_ms()
+        late = check_time(table.state, command, now)
+        if late is not None:
+            self._reject(txn, table, command, late.code, late.reason, late.params)
+            return
         result = handle(table.state, command)
         if isinstance(result, cmd.Rejection):
             self._reject(txn, table, command, result.code, result.reason, result.params)
             return
         if command.command_id:
             table.seen.add(command.command_id)
+        timed_out = command.seat if isinstance(command, cmd.Timeout) else None
+        result += tick(table.state, now, timed_out, command.command_id)
         self._append(txn, table, result)
         if table.state.phase == "ended":
             self._head(txn, table, ended=True)
@@ -176,8 +192,9 @@ class TableService:
         if table.in_hand:
             self._reject(txn, table, command, "hand_in_progress", "the current hand is not over")
             return
-        if len(command.players) != 4:
-            self._reject(txn, table, command, "need_four_players", "a hand needs four players")
+        problem = _start_problem(command)
+        if problem is not None:
+            self._reject(txn, table, command, *problem)
             return
         seed = self.seed_source(32)
         number = table.hands_started + 1
@@ -189,7 +206,11 @@ class TableService:
             seed=seed,
             preset=command.preset,
             command_id=command.command_id,
+            clock=command.clock,
+            rated=command.rated,
+            computer_seats=list(command.computer_seats),
         )
+        events += tick(state, self.now_ms(), command_id=command.command_id)
         first = await txn.send(self._event_record(table, events[0]))
         for e in events[1:]:
             txn.send_soon(self._event_record(table, e))
@@ -280,7 +301,7 @@ class TableService:
         """Rebuild the partition's tables: heads first, then the tail of active hands."""
         await self._revoked({partition})
         heads: dict[str, TableHead] = {}
-        async for record in self._read_all(TABLE_HEADS, partition, 0):
+        async for record in read_through(self.log, TABLE_HEADS, partition, 0):
             head = msgspec.json.decode(record.value, type=TableHead)
             heads[head.table_id] = head
         active = {h.table_id: h for h in heads.values() if not h.ended}
@@ -296,7 +317,7 @@ class TableService:
             return
         logs: dict[str, list[ev.Event]] = {t: [] for t in active}
         start = min(h.start_offset for h in active.values())
-        async for record in self._read_all(TABLE_EVENTS, partition, start):
+        async for record in read_through(self.log, TABLE_EVENTS, partition, start):
             current = active.get(record.key)
             if current is None or record.offset < current.start_offset:
                 continue
@@ -321,14 +342,17 @@ class TableService:
             start,
         )
 
-    async def _read_all(self, topic: str, partition: int, start: int) -> AsyncIterator[Record]:
-        end = await self.log.end_offset(topic, partition)
-        position = start
-        while position < end:
-            records = await self.log.read(topic, partition, position, READ_CHUNK)
-            if not records:
-                break
-            for r in records:
-                if r.offset < end:
-                    yield r
-            position = records[-1].offset + 1
+
+def _start_problem(command: StartHand) -> tuple[str, str] | None:
+    """Why a hand cannot start as asked (RULES.md §8, §9), or None."""
+    if len(command.players) != 4:
+        return "need_four_players", "a hand needs four players"
+    if command.clock is not None and command.clock not in PRESETS:
+        return "unknown_clock", f"unknown clock {command.clock!r}; one of {', '.join(PRESETS)}"
+    if any(not 0 <= s <= 3 for s in command.computer_seats):
+        return "bad_seat", "computer seats are numbered 0 to 3"
+    if command.rated and command.clock is None:
+        return "rated_needs_clock", "a rated hand needs a clock"
+    if command.rated and command.computer_seats:
+        return "rated_needs_humans", "a rated hand needs four human players"
+    return None

@@ -1,0 +1,1 @@
+"""The clock service: sends a timeout when a timed decision's deadline passes."""

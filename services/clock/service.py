@@ -1,0 +1,267 @@
+"""``ClockService``: follow ``table.events``, keep every running decision's deadline, and send
+the seat's ``Timeout`` to ``table.commands`` when it passes.
+
+The service holds no state of its own: on taking over a partition it rebuilds the running
+clocks from the log (the tail of the active hands, located through ``table.heads``) and fires
+at once whatever passed while nobody watched. Timeouts it already sent that the table service
+has not read yet are found on ``table.commands`` past the table service's position, so a
+restart does not send them again. The table service judges every timeout against its own
+state (decision, deadline), and a timeout's command id names its decision, so even a timeout
+sent twice is applied once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from schemas import commands as cmd
+from schemas import events as ev
+from schemas.table import CommandEnvelope, TableHead, decode_command, decode_event, encode
+from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
+from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_HEADS
+
+log = logging.getLogger("mahjong.clock")
+
+RETRY_MS = 2_000
+"""A timeout that has not taken effect after this long is sent again (same command id)."""
+
+
+def timeout_id(hand_id: str, decision_seq: int, seat: int) -> str:
+    """The command id of a decision's timeout: one per decision and seat, ever."""
+    return f"timeout:{hand_id}:{decision_seq}:{seat}"
+
+
+@dataclass(slots=True)
+class Deadline:
+    """A seat's running decision and when its timeout is (next) due."""
+
+    table_id: str
+    partition: int
+    hand_id: str
+    seat: int
+    decision_seq: int
+    due_ms: int  # the deadline plus the lag allowance
+    fire_at_ms: int  # due_ms, or a retry after a send
+
+
+@dataclass(slots=True)
+class TableClocks:
+    """One table's current hand and its seats' running decisions."""
+
+    hand_id: str
+    partition: int
+    seats: dict[int, Deadline] = field(default_factory=dict)
+
+
+class ClockService:
+    """Sends the timeouts of every table whose ``table.events`` partition it is assigned."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        *,
+        group: str = "clock-service",
+        table_group: str = "table-service",
+        now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        retry_ms: int = RETRY_MS,
+        max_wait_s: float = 1.0,
+    ) -> None:
+        self.log = event_log
+        self.group = group
+        self.table_group = table_group
+        self.now_ms = now_ms
+        self.retry_ms = retry_ms
+        self.max_wait_s = max_wait_s  # how long the timer sleeps at most (tests speed time up)
+        self.tables: dict[str, TableClocks] = {}
+        self.positions: dict[int, int] = {}
+        self._heap: list[tuple[int, int, Deadline]] = []
+        self._counter = 0
+        self._wake = asyncio.Event()
+        self.processor: Processor | None = None
+        self.ready = asyncio.Event()
+        self.fired = 0
+        self.delays_ms: list[int] = []  # send time past the due time, per timeout sent
+
+    # --- the loops ---------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Follow the log and fire timeouts until ``stop`` is set."""
+        processor = self.log.processor(self.group, TABLE_EVENTS, self._assigned, self._revoked)
+        self.processor = processor
+        await processor.start()
+        self.ready.set()
+        timer = asyncio.create_task(self._fire_loop(stop))
+        try:
+            while not stop.is_set():
+                batch = await processor.poll(1000, timeout_s=0.05)
+                for partition, records in batch.items():
+                    self._follow(partition, records)
+        finally:
+            timer.cancel()
+            await asyncio.gather(timer, return_exceptions=True)
+            await processor.stop()
+            self.ready.clear()
+
+    def _follow(self, partition: int, records: list[Record]) -> None:
+        start = self.positions.get(partition)
+        if start is None:
+            return  # not ours (any more)
+        for record in records:
+            if record.offset >= start:
+                self._fold(partition, record)
+        self.positions[partition] = max(start, records[-1].offset + 1)
+
+    async def _fire_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            now = self.now_ms()
+            due = self._due(now)
+            if due:
+                await self._send(due, now)
+                continue
+            wait_s = self.max_wait_s
+            if self._heap:
+                wait_s = min(wait_s, max(0.0, (self._heap[0][0] - now) / 1000))
+            self._wake.clear()
+            waiter = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({waiter}, timeout=wait_s)
+            finally:
+                waiter.cancel()
+
+    def _due(self, now: int) -> list[Deadline]:
+        due = []
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            fire_at, _, d = heapq.heappop(heap)
+            if self._current(d) and d.fire_at_ms == fire_at:
+                due.append(d)
+        return due
+
+    async def _send(self, due: list[Deadline], now: int) -> None:
+        records = []
+        for d in due:
+            timeout = cmd.Timeout(
+                seat=d.seat,
+                table_id=d.table_id,
+                command_id=timeout_id(d.hand_id, d.decision_seq, d.seat),
+                hand_id=d.hand_id,
+                decision_seq=d.decision_seq,
+            )
+            records.append(
+                Outgoing(TABLE_COMMANDS, d.table_id, encode(CommandEnvelope(command=timeout)), None)
+            )
+            if d.fire_at_ms == d.due_ms:
+                self.delays_ms.append(now - d.due_ms)
+            self._arm(d, now + self.retry_ms)
+        try:
+            await self.log.produce(records)
+        except Exception:
+            log.exception("could not send %d timeouts; retrying", len(records))
+            return
+        self.fired += len(records)
+
+    # --- the running clocks ------------------------------------------------------------------
+
+    def _fold(self, partition: int, record: Record) -> None:
+        value = record.value
+        if b'"type":"clock_' not in value and b'"type":"hand_' not in value:
+            return  # cheap: most events do not move a clock
+        try:
+            event = decode_event(value)
+        except msgspec.DecodeError:
+            return  # the table service wrote it; nothing here can repair it
+        table = self.tables.get(event.table_id)
+        if isinstance(event, ev.HandStarted):
+            self.tables[event.table_id] = TableClocks(event.hand_id, partition)
+        elif table is None or table.hand_id != event.hand_id:
+            return
+        elif isinstance(event, ev.ClockStarted):
+            for s in event.seats:
+                due = s.deadline_ms + event.grace_ms
+                d = Deadline(
+                    event.table_id, partition, event.hand_id, s.seat, event.decision_seq, due, 0
+                )
+                table.seats[s.seat] = d
+                self._arm(d, due)
+        elif isinstance(event, ev.ClockStopped):
+            running = table.seats.get(event.seat)
+            if running is not None and running.decision_seq == event.decision_seq:
+                del table.seats[event.seat]
+        elif isinstance(event, ev.HandEnded):
+            del self.tables[event.table_id]
+
+    def _arm(self, d: Deadline, fire_at: int) -> None:
+        d.fire_at_ms = fire_at
+        self._counter += 1
+        heapq.heappush(self._heap, (fire_at, self._counter, d))
+        self._wake.set()
+
+    def _current(self, d: Deadline) -> bool:
+        table = self.tables.get(d.table_id)
+        return table is not None and table.seats.get(d.seat) is d
+
+    def running(self) -> int:
+        """How many seats' decisions are being timed."""
+        return sum(len(t.seats) for t in self.tables.values())
+
+    # --- assignment --------------------------------------------------------------------------
+
+    async def _assigned(self, partitions: set[int]) -> None:
+        assert self.processor is not None
+        for p in sorted(partitions):
+            self.processor.seek(p, await self._rebuild(p))
+
+    async def _revoked(self, partitions: set[int]) -> None:
+        for p in partitions:
+            self.positions.pop(p, None)
+        for table_id in [t for t, c in self.tables.items() if c.partition in partitions]:
+            del self.tables[table_id]
+
+    async def _rebuild(self, partition: int) -> int:
+        """Fold the tail of the partition's active hands; the offset to follow from."""
+        await self._revoked({partition})
+        end_before = await self.log.end_offset(TABLE_EVENTS, partition)
+        start = end_before
+        async for record in read_through(self.log, TABLE_HEADS, partition, 0):
+            head = msgspec.json.decode(record.value, type=TableHead)
+            if not head.ended:
+                start = min(start, head.start_offset)
+        end = await self.log.end_offset(TABLE_EVENTS, partition)
+        self.positions[partition] = start
+        async for record in read_through(self.log, TABLE_EVENTS, partition, start, end):
+            self._fold(partition, record)
+        self.positions[partition] = end
+        await self._skip_in_flight(partition)
+        log.info(
+            "clock partition %d: %d seats timed, following from offset %d",
+            partition,
+            sum(len(t.seats) for t in self.tables.values()),
+            end,
+        )
+        return end
+
+    async def _skip_in_flight(self, partition: int) -> None:
+        """Timeouts sent before a restart that the table service has not read yet are not
+        sent again at once, only retried if they still have not taken effect."""
+        position = await self.log.group_position(self.table_group, TABLE_COMMANDS, partition)
+        now = self.now_ms()
+        async for record in read_through(self.log, TABLE_COMMANDS, partition, position):
+            try:
+                command = decode_command(record.value)
+            except msgspec.DecodeError:
+                continue
+            if not isinstance(command, cmd.Timeout) or command.decision_seq is None:
+                continue
+            table = self.tables.get(command.table_id)
+            d = None if table is None else table.seats.get(command.seat)
+            if d is not None and command.command_id == timeout_id(
+                d.hand_id, d.decision_seq, d.seat
+            ):
+                self._arm(d, now + self.retry_ms)

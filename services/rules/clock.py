@@ -1,0 +1,137 @@
+"""Clocks of timed hands (RULES.md §8), as pure functions of the hand and a time in ms.
+
+The table service reads the time once per command and passes it in; everything here is
+deterministic in it, and every effect is an event (``ClockStarted``, ``ClockStopped``), so
+the clocks are rebuilt from the log like the rest of the hand.
+"""
+
+from __future__ import annotations
+
+from schemas import commands as cmd
+from schemas import events as ev
+from services.rules.hand import pending_seats
+from services.rules.state import CLOCK_PRESETS, HandState, apply
+
+OPENING_MIN_MS = 15_000
+"""Exchange and missing-suit decisions get at least this base time."""
+
+LAG_GRACE_MS = 150
+"""How long after a deadline an answer still counts (see docs/clocks.md, "Lag")."""
+
+PRESETS = tuple(CLOCK_PRESETS)
+
+
+def allowance(preset: str, phase: str, in_window: bool) -> tuple[int, bool]:
+    """A decision's base time in ms, and whether the reserve may follow it."""
+    base, _ = CLOCK_PRESETS[preset]
+    if phase in ("exchange", "missing"):
+        return max(OPENING_MIN_MS, base), True
+    if in_window:
+        return base, False  # call decisions never touch the reserve
+    return base, True
+
+
+def tick(
+    state: HandState, now_ms: int, timed_out: int | None = None, command_id: str = ""
+) -> list[ev.Event]:
+    """The clock events after a command was applied at ``now_ms``: a stop for every decision
+    that ended, a start for the decisions just offered. Applied to ``state`` as emitted."""
+    clock = state.clock
+    if clock is None or state.phase == "ended":
+        return []
+    events: list[ev.Event] = []
+
+    def emit(event: ev.Event) -> None:
+        apply(state, event)
+        events.append(event)
+
+    pending = set(pending_seats(state))
+    for seat, run in sorted(clock.running.items()):
+        if seat in pending and run.decision_seq == state.decision_seq:
+            continue
+        used = max(0, now_ms - run.offered_ms)
+        over = min(max(0, used - run.base_ms), run.reserve_ms)
+        emit(
+            ev.ClockStopped(
+                table_id=state.table_id,
+                hand_id=state.hand_id,
+                seq=state.seq + 1,
+                command_id=command_id,
+                seat=seat,
+                decision_seq=run.decision_seq,
+                used_ms=used,
+                reserve_ms=clock.reserve[seat] - over,
+                timeout=seat == timed_out,
+            )
+        )
+    fresh = sorted(s for s in pending if s not in clock.running)
+    if fresh:
+        base, with_reserve = allowance(clock.preset, state.phase, state.window is not None)
+        seats = []
+        for seat in fresh:
+            reserve = clock.reserve[seat] if with_reserve else 0
+            seats.append(
+                ev.SeatDeadline(
+                    seat=seat, base_ms=base, reserve_ms=reserve, deadline_ms=now_ms + base + reserve
+                )
+            )
+        emit(
+            ev.ClockStarted(
+                table_id=state.table_id,
+                hand_id=state.hand_id,
+                seq=state.seq + 1,
+                command_id=command_id,
+                decision_seq=state.decision_seq,
+                at_ms=now_ms,
+                seats=seats,
+                grace_ms=LAG_GRACE_MS,
+            )
+        )
+    return events
+
+
+def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.Rejection | None:
+    """Whether a command is on time: a timeout only once the seat's deadline (plus the lag
+    allowance) has passed, for the decision it names; an answer only before then."""
+    clock = state.clock
+    is_timeout = isinstance(command, cmd.Timeout)
+    if clock is None:
+        if is_timeout:
+            return _reject("untimed", "this hand has no clock", seat=command.seat)
+        return None
+    run = clock.running.get(command.seat)
+    if run is None:
+        if is_timeout:
+            return _reject(
+                "no_pending_decision",
+                f"seat {command.seat} has no decision pending",
+                seat=command.seat,
+            )
+        return None  # the rules engine says why the seat may not act
+    late_after = run.deadline_ms + clock.grace_ms
+    if is_timeout:
+        if command.decision_seq != run.decision_seq:
+            return _reject(
+                "stale_decision",
+                f"decision {command.decision_seq} is not seat {command.seat}'s pending decision "
+                f"{run.decision_seq}",
+                decision_seq=-1 if command.decision_seq is None else command.decision_seq,
+            )
+        if now_ms < late_after:
+            return _reject(
+                "not_due",
+                f"seat {command.seat} still has {late_after - now_ms} ms",
+                due_in_ms=late_after - now_ms,
+            )
+        return None
+    if now_ms > late_after:
+        return _reject(
+            "time_up",
+            f"seat {command.seat}'s time ran out {now_ms - late_after} ms ago",
+            late_ms=now_ms - late_after,
+        )
+    return None
+
+
+def _reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
+    return cmd.Rejection(code=code, reason=reason, params=params)
