@@ -215,8 +215,9 @@ class ClockService:
 
     async def _assigned(self, partitions: set[int]) -> None:
         assert self.processor is not None
+        read_by_tables = await self.log.group_positions(self.table_group, TABLE_COMMANDS)
         for p in sorted(partitions):
-            self.processor.seek(p, await self._rebuild(p))
+            self.processor.seek(p, await self._rebuild(p, read_by_tables.get(p, 0)))
 
     async def _revoked(self, partitions: set[int]) -> None:
         for p in partitions:
@@ -224,7 +225,7 @@ class ClockService:
         for table_id in [t for t, c in self.tables.items() if c.partition in partitions]:
             del self.tables[table_id]
 
-    async def _rebuild(self, partition: int) -> int:
+    async def _rebuild(self, partition: int, read_by_tables: int) -> int:
         """Fold the tail of the partition's active hands; the offset to follow from."""
         await self._revoked({partition})
         end_before = await self.log.end_offset(TABLE_EVENTS, partition)
@@ -238,7 +239,7 @@ class ClockService:
         async for record in read_through(self.log, TABLE_EVENTS, partition, start, end):
             self._fold(partition, record)
         self.positions[partition] = end
-        await self._skip_in_flight(partition)
+        await self._skip_in_flight(partition, read_by_tables)
         log.info(
             "clock partition %d: %d seats timed, following from offset %d",
             partition,
@@ -247,10 +248,10 @@ class ClockService:
         )
         return end
 
-    async def _skip_in_flight(self, partition: int) -> None:
-        """Timeouts sent before a restart that the table service has not read yet are not
-        sent again at once, only retried if they still have not taken effect."""
-        position = await self.log.group_position(self.table_group, TABLE_COMMANDS, partition)
+    async def _skip_in_flight(self, partition: int, position: int) -> None:
+        """Timeouts sent before a restart that the table service has not read yet (past its
+        ``position``) are not sent again at once, only retried if they still have not taken
+        effect."""
         now = self.now_ms()
         async for record in read_through(self.log, TABLE_COMMANDS, partition, position):
             try:

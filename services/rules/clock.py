@@ -15,8 +15,9 @@ from services.rules.state import CLOCK_PRESETS, HandState, apply
 OPENING_MIN_MS = 15_000
 """Exchange and missing-suit decisions get at least this base time."""
 
-LAG_GRACE_MS = 150
-"""How long after a deadline an answer still counts (see docs/clocks.md, "Lag")."""
+LAG_GRACE_MS = 0
+"""How long after a deadline an answer still counts: none (docs/clocks.md, "Lag", says why).
+Each hand records the value it ran with, so replays stay exact if the policy changes."""
 
 PRESETS = tuple(CLOCK_PRESETS)
 

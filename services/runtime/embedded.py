@@ -166,8 +166,12 @@ class EmbeddedLog:
         finally:
             waiter.cancel()
 
-    async def group_position(self, group: str, topic: str, partition: int) -> int:
-        return self.committed(group, topic, partition)
+    async def group_positions(self, group: str, topic: str) -> dict[int, int]:
+        rows = self.db.execute(
+            "SELECT partition, next_offset FROM group_offsets WHERE grp=? AND topic=?",
+            (group, topic),
+        ).fetchall()
+        return {int(p): int(o) for p, o in rows}
 
     def committed(self, group: str, topic: str, partition: int) -> int:
         row = self.db.execute(

@@ -70,6 +70,10 @@ class KafkaLog:
             client_id=f"{self.client_id}-reader",
             enable_auto_commit=False,
             isolation_level="read_committed",
+            # A broker holds a fetch up to this long when it has nothing new, and requests on
+            # the connection queue behind it: with the 500 ms default every end-offset lookup
+            # after a read paid half a second.
+            fetch_max_wait_ms=5,
         )
         await self._reader.start()
 
@@ -144,22 +148,27 @@ class KafkaLog:
             self._reader.seek(tp, start)
             out: list[Record] = []
             while not out and await self._reader.position(tp) < end:
-                batch = await self._reader.getmany(tp, timeout_ms=500, max_records=limit)
+                # Short waits: the last offsets before the end may be transaction markers, which
+                # return no record; a long wait here would be paid at the end of every read.
+                batch = await self._reader.getmany(tp, timeout_ms=20, max_records=limit)
                 out.extend(_record(r) for r in batch.get(tp, []))
             return out
 
     async def wait_for_change(self, topic: str, timeout_s: float) -> None:
         await asyncio.sleep(min(timeout_s, 0.01))
 
-    async def group_position(self, group: str, topic: str, partition: int) -> int:
+    async def group_positions(self, group: str, topic: str) -> dict[int, int]:
         admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.client_id)
         await admin.start()
         try:
             offsets = await admin.list_consumer_group_offsets(group)
         finally:
             await admin.close()
-        found = offsets.get(TopicPartition(topic, partition))
-        return 0 if found is None or found.offset < 0 else int(found.offset)
+        return {
+            tp.partition: int(meta.offset)
+            for tp, meta in offsets.items()
+            if tp.topic == topic and meta.offset >= 0
+        }
 
     def processor(
         self, group: str, topic: str, on_assign: Assignment, on_revoke: Assignment

@@ -161,8 +161,9 @@ class EventLog(Protocol):
         """Return when ``topic`` may have new records, or after ``timeout_s``."""
         ...
 
-    async def group_position(self, group: str, topic: str, partition: int) -> int:
-        """Where ``group`` resumes reading the partition: its committed position (0: none)."""
+    async def group_positions(self, group: str, topic: str) -> dict[int, int]:
+        """Where ``group`` resumes reading each partition: its committed positions (absent:
+        none)."""
         ...
 
     def processor(

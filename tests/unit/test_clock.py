@@ -338,3 +338,16 @@ def test_the_audit_catches_a_missing_clock_event() -> None:
     i = next(i for i, e in enumerate(log) if isinstance(e, ev.ClockStarted) and i > 10)
     forged = log[:i] + [msgspec.structs.replace(e, seq=e.seq - 1) for e in log[i + 1 :]]
     assert not audit_hand(forged).ok
+
+
+def test_a_hand_recorded_with_a_lag_allowance_is_judged_by_it() -> None:
+    state, _ = timed_hand("bullet")
+    assert state.clock is not None
+    state.clock.grace_ms = 150  # as a hand logged under another lag policy carries it
+    run = state.clock.running[0]
+    timeout = cmd.Timeout(seat=0, decision_seq=run.decision_seq)
+    answer = legal_actions(state, 0)[0]
+    assert check_time(state, timeout, run.deadline_ms + 149) is not None
+    assert check_time(state, answer, run.deadline_ms + 150) is None
+    late = check_time(state, answer, run.deadline_ms + 151)
+    assert late is not None and late.code == "time_up"
