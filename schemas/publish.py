@@ -11,6 +11,7 @@ import msgspec
 from schemas import SCHEMA_VERSION
 from schemas.commands import Command, Rejection
 from schemas.events import Event
+from schemas.rating import RatedHandResult
 from schemas.views import SeatView
 
 HERE = Path(__file__).parent
@@ -19,6 +20,7 @@ PUBLISHED: dict[str, Any] = {
     "commands.schema.json": Command,
     "rejection.schema.json": Rejection,
     "seat-view.schema.json": SeatView,
+    "rating-results.schema.json": RatedHandResult,
 }
 
 

@@ -1,0 +1,59 @@
+"""The record a finished hand leaves for the rating service, on ``rating.results``.
+
+The table service appends one when a rated hand ends. The rating service checks the flags
+again (RULES.md §9: four humans, a clock, a rated table; never practice) and ignores anything
+else, so a mistaken producer cannot move a rating.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas import SCHEMA_VERSION
+
+
+class RatedHandResult(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="rated_hand_result"
+):
+    """A hand's final scores, with what the rating service needs to decide if it is rated.
+
+    ``players`` and ``points`` are in seat order (seat 0 first); ``points`` are the hand's
+    final scores (``hand_ended.scores``). ``hand_id`` is unique: a second result with the
+    same ``hand_id`` and variant changes nothing.
+    """
+
+    table_id: str
+    hand_id: str
+    players: list[str]
+    points: list[int]
+    rated: bool
+    """The table was created rated (not casual)."""
+    clock: str | None
+    """The table's clock preset (RULES.md §8: bullet, blitz, standard, relaxed); null (or
+    ``untimed``) for an untimed table, which is casual."""
+    computer_seats: list[int] = []
+    """Seats played by computer players; any makes the hand casual."""
+    practice: bool = False
+    variant: str = "sichuan"
+    preset: str = "Planet-Blood-Battle-v1"
+    ended_at_ms: int = 0
+    """When the hand ended (Unix ms), for display only: ordering is the log's."""
+    v: int = SCHEMA_VERSION
+
+
+_decoder = msgspec.json.Decoder(RatedHandResult)
+_encoder = msgspec.json.Encoder()
+
+
+def encode_result(result: RatedHandResult) -> bytes:
+    """The JSON bytes of a result, as they go on ``rating.results``."""
+    return _encoder.encode(result)
+
+
+def decode_result(raw: bytes) -> RatedHandResult:
+    """A result from ``rating.results``; raises ``msgspec.DecodeError`` (or its subclass
+    ``ValidationError``) when the bytes are not one, or come from a newer schema."""
+    result = _decoder.decode(raw)
+    if result.v > SCHEMA_VERSION:
+        raise msgspec.ValidationError(f"schema version {result.v} is newer than {SCHEMA_VERSION}")
+    return result
