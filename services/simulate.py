@@ -1,45 +1,28 @@
-"""Simulated players driving whole hands through the service path (commands in, events out).
+"""Computer players driving whole hands through the service path (commands in, events out).
 
-Each simulated player decides from its own ``SeatView`` only, like a human client would.
+Each seat is played by a bot (``services.bots``) that decides from its own ``SeatView`` only,
+exactly what a human client would get; its command goes to ``table.commands`` like any other.
 """
 
 from __future__ import annotations
 
-import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 
 from schemas import commands as cmd
 from schemas.table import CommandEnvelope, ReplyEnvelope, StartHand, decode_event, encode
-from schemas.views import SeatView
+from services.bots import Bot, make_bot
 from services.rules.hand import pending_seats
-from services.rules.selfplay import connectedness
 from services.rules.state import HandState, apply
-from services.rules.tiles import INDEX, counts_of
 from services.rules.view import seat_view
 from services.runtime.log import EventLog, Outgoing
 from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_REPLIES
 
-
-def simple_choice(view: SeatView, rng: random.Random) -> cmd.HandCommand:
-    """A simple legal-move player: win when it can, often claim, shed loose tiles."""
-    options = view.legal_actions
-    for o in options:
-        if isinstance(o, cmd.Hu):
-            return o
-    claims = [o for o in options if isinstance(o, (cmd.Pung, cmd.ClaimKong, cmd.Kong))]
-    if claims and rng.random() < 0.6:
-        return rng.choice(claims)
-    discards = [o for o in options if isinstance(o, cmd.Discard)]
-    me = view.players[view.seat] if view.seat is not None else None
-    if discards and me is not None and me.hand is not None:
-        counts = counts_of(INDEX[name] for name in me.hand)
-        return min(discards, key=lambda o: (connectedness(counts, INDEX[o.tile]), rng.random()))
-    return rng.choice(options)
+DEFAULT_BOTS = ("normal", "normal", "normal", "normal")
 
 
 @dataclass(slots=True)
@@ -71,13 +54,19 @@ async def simulate(
     progress: Callable[[int, int], None] | None = None,
     deadline_s: float = 3600.0,
     measure_s: float | None = None,
+    bots: Sequence[str] = DEFAULT_BOTS,
 ) -> SimulationResult:
     """Play ``hands`` hands over ``tables`` concurrent tables; returns when all have ended.
 
-    With ``measure_s`` it stops after that long instead (a benchmark's steady-state window)
-    and reports what was done by then.
+    ``bots`` names the strength of each seat (``services.bots.STRENGTHS``). With
+    ``measure_s`` it stops after that long instead (a benchmark's steady-state window) and
+    reports what was done by then. ``seed`` is accepted for older callers and unused: bots
+    decide deterministically from their views and the table service shuffles each hand.
     """
-    rng = random.Random(seed)
+    del seed
+    players = [make_bot(name) for name in bots]
+    if len(players) != 4:
+        raise ValueError("simulate needs four bots, one per seat")
     run_id = uuid.uuid4().hex[:8]
     names = [f"sim-{run_id}-{i}" for i in range(min(tables, hands))]
     runs = {name: _TableRun(name) for name in names}
@@ -149,7 +138,7 @@ async def simulate(
                 if state is None:
                     continue
                 if state.phase != "ended":
-                    _act(run, state, rng, send)
+                    _act(run, state, players, send)
                 elif run.counted != state.hand_id:
                     run.counted = state.hand_id
                     done += 1
@@ -167,7 +156,7 @@ async def simulate(
 def _act(
     run: _TableRun,
     state: HandState,
-    rng: random.Random,
+    players: Sequence[Bot],
     send: Callable[[cmd.HandCommand, str], None],
 ) -> None:
     for seat in pending_seats(state):
@@ -175,7 +164,7 @@ def _act(
         if key in run.sent:
             continue
         run.sent.add(key)
-        choice = simple_choice(seat_view(state, seat), rng)
+        choice = players[seat].act(seat_view(state, seat))
         send(
             msgspec.structs.replace(
                 choice,
