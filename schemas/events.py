@@ -54,6 +54,7 @@ class HandStarted(HandEvent, frozen=True, tag="hand_started"):
     clock: str | None = None  # bullet, blitz, standard or relaxed (RULES.md §8); null: untimed
     rated: bool = False
     computer_seats: list[Seat] = []
+    pace: str = "normal"  # how fast the computer seats answer: instant, fast, normal, slow
 
 
 class TilesDealt(HandEvent, frozen=True, tag="tiles_dealt"):

@@ -90,6 +90,7 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     commitment: str | None = None
     seed: str | None = None
     wall: list[Tile] | None = None  # the remaining wall, after the end only
+    decision_seq: int = 0  # the pending decision, for commands to name (stale otherwise)
     clock: str | None = None  # the clock preset; null: untimed
     clocks: list[ClockView] = []
     grace_ms: int = 0

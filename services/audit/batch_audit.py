@@ -1,11 +1,13 @@
 """Auditing many hands: a summary of verdicts, in this process or split over worker processes.
 
-The parallel form takes each hand as msgspec JSON (bytes), so only bytes cross to the workers
-and only small tallies come back: nothing big is pickled.
+The parallel form takes each hand as msgspec JSON (bytes). Where processes can be forked the
+workers inherit the hands and are sent index ranges; elsewhere chunks of bytes are sent. Only
+small tallies come back: nothing big is pickled.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ import msgspec
 
 from schemas import events as ev
 from schemas.table import EventEnvelope
+from services.audit.encoded_audit import audit_if_exact
 from services.audit.hand_audit import AuditResult, audit_hand
 
 MAX_PROBLEMS = 100
@@ -114,7 +117,15 @@ def decode_hand(encoded: EncodedHand) -> list[ev.Event]:
 
 
 def audit_encoded_hand(encoded: EncodedHand) -> AuditResult:
-    """Decode and audit one hand; a log that does not decode fails with the decoder's reason."""
+    """Audit one hand given as msgspec JSON, with the same verdict as ``audit_hand`` on its
+    decoded events. A log that does not decode fails with the decoder's reason.
+
+    An honest log is proven by re-deciding it and comparing bytes (``encoded_audit``); any
+    other is decoded and audited in full, which names its problems.
+    """
+    exact = audit_if_exact(encoded)
+    if exact is not None:
+        return exact
     try:
         events = decode_hand(encoded)
     except msgspec.DecodeError as exc:
@@ -145,24 +156,56 @@ def _chunks(hands: Iterable[EncodedHand], size: int, max_problems: int) -> Itera
         yield chunk, max_problems
 
 
+_INHERITED: Sequence[EncodedHand] = ()
+"""The hands of the running ``audit_encoded_hands``, for the workers it forks."""
+
+
+def _audit_range(job: tuple[int, int, int]) -> _Tally:
+    start, stop, max_problems = job
+    tally = _Tally(max_problems)
+    for encoded in _INHERITED[start:stop]:
+        tally.add(audit_encoded_hand(encoded))
+    return tally
+
+
 def audit_encoded_hands(
     hands: Iterable[EncodedHand],
     processes: int = 2,
-    chunk_size: int = 64,
+    chunk_size: int | None = None,
     max_problems: int = MAX_PROBLEMS,
 ) -> AuditSummary:
     """Audit hands given as msgspec JSON, split in chunks over ``processes`` worker processes.
 
     Results are merged in input order, so the problems kept are the same as ``audit_hands``
-    would keep. With ``processes <= 1`` everything runs in this process.
+    would keep. With ``processes <= 1`` everything runs in this process. By default a chunk
+    is about a 32nd of each worker's share (8 to 256 hands): small enough that no worker
+    idles long at the end, large enough that handing chunks out costs nothing.
     """
     total = _Tally(max_problems)
-    jobs = _chunks(hands, chunk_size, max_problems)
     if processes <= 1:
-        for job in jobs:
+        for job in _chunks(hands, chunk_size or 256, max_problems):
             total.merge(_audit_chunk(job))
         return total.summary()
-    with multiprocessing.get_context().Pool(processes) as pool:
-        for part in pool.imap(_audit_chunk, jobs):
-            total.merge(part)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        size = chunk_size or 64
+        with multiprocessing.get_context().Pool(processes) as pool:
+            for part in pool.imap(_audit_chunk, _chunks(hands, size, max_problems)):
+                total.merge(part)
+        return total.summary()
+    # Forked workers inherit the hands: each job is an index range, so no hand is pickled,
+    # piped and unpickled. gc.freeze keeps the workers' collectors off the parent's objects
+    # (which they would otherwise copy page by page as they touch them).
+    global _INHERITED
+    _INHERITED = hands if isinstance(hands, Sequence) else list(hands)
+    n = len(_INHERITED)
+    size = chunk_size or max(8, min(256, n // (processes * 32)))
+    jobs = [(start, min(start + size, n), max_problems) for start in range(0, n, size)]
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            for part in pool.imap(_audit_range, jobs):
+                total.merge(part)
+    finally:
+        gc.unfreeze()
+        _INHERITED = ()
     return total.summary()

@@ -23,7 +23,7 @@ the seq of the event it is about.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,18 +226,7 @@ def _diff_tiles(logged: list[str], expected: list[str]) -> str:
 def _check_redecided(
     events: Sequence[ev.Event], opening: _Opening, seed: bytes, deal: Deal, problems: list[str]
 ) -> None:
-    started = opening.started
-    state, fresh = start_hand(
-        started.table_id,
-        started.hand_id,
-        deal,
-        players=list(started.seats),
-        seed=seed,
-        command_id=started.command_id,
-        clock=started.clock,
-        rated=started.rated,
-        computer_seats=list(started.computer_seats),
-    )
+    state, fresh = fresh_hand(opening.started, deal, seed)
     # The seed and the deal were checked above: compare the opening's other fields only.
     for logged, made in zip(events[:OPENING], fresh, strict=True):
         if logged != made:
@@ -301,6 +290,23 @@ def _check_redecided(
         problems.append(f"seq {events[-1].seq}: re-deciding the hand does not end it")
 
 
+def fresh_hand(started: Any, deal: Deal, seed: bytes) -> tuple[HandState, list[ev.Event]]:
+    """``start_hand`` as the logged ``hand_started`` says (its ids, players, clock and flags),
+    dealt by ``seed``: the state re-deciding starts from, and the opening it emits."""
+    return start_hand(
+        started.table_id,
+        started.hand_id,
+        deal,
+        players=list(started.seats),
+        seed=seed,
+        command_id=started.command_id,
+        clock=started.clock,
+        rated=started.rated,
+        computer_seats=list(started.computer_seats),
+        pace=started.pace,
+    )
+
+
 _CLOCK_EVENTS = (ev.ClockStarted, ev.ClockStopped)
 
 
@@ -313,22 +319,13 @@ def _check_clock(
 ) -> int:
     """Recompute the clock events at ``pos`` from the time they state; how many there are
     (0 after a problem)."""
-    assert state.clock is not None
     first = events[pos]
-    if isinstance(first, ev.ClockStopped):
-        run = state.clock.running.get(first.seat)
-        if run is None:
-            problems.append(f"seq {first.seq}: seat {first.seat} had no clock running")
-            return 0
-        now = run.offered_ms + first.used_ms
-    else:
-        assert isinstance(first, ev.ClockStarted)
-        now = first.at_ms
-    actor = None if last is None else last.seat
-    before = dict(state.clock.running)
-    limit_of = {s: r.deadline_ms - r.offered_ms + state.clock.grace_ms for s, r in before.items()}
-    timed_out = actor if isinstance(last, cmd.Timeout) else None
-    made = tick(state, now, timed_out=timed_out, command_id=first.command_id)
+    ticked = clock_tick(state, first, last)
+    if ticked is None:
+        assert isinstance(first, ev.ClockStopped)  # only a stop names a seat
+        problems.append(f"seq {first.seq}: seat {first.seat} had no clock running")
+        return 0
+    made, actor, limit_of = ticked
     if not made or events[pos : pos + len(made)] != made:
         for i, want in enumerate(made):
             if pos + i >= len(events) or events[pos + i] != want:
@@ -337,21 +334,64 @@ def _check_clock(
                 return 0
         problems.append(f"seq {first.seq}: a clock event where no clock changes")
         return 0
+    problem = clock_limit_problem(made, actor, limit_of)
+    if problem is not None:
+        problems.append(problem)
+        return 0
+    return len(made)
+
+
+def clock_tick(
+    state: HandState, first: Any, last: cmd.HandCommand | None
+) -> tuple[list[ev.Event], int | None, dict[int, int]] | None:
+    """Run the clock (applying its events to ``state``) at the time the first logged clock
+    event after a decision states: a ``clock_stopped`` its ``used_ms`` after the decision was
+    offered, a ``clock_started`` its ``at_ms``. Returns the clock events, the seat that made
+    the decision ``last`` and every running seat's time limit before them; None when a logged
+    stop names a seat whose clock was not running.
+
+    ``first`` is the logged event, decoded or peeked (see ``encoded_audit``): only its type
+    tag and the fields named above are read.
+    """
+    clock = state.clock
+    assert clock is not None
+    if _tag(first) == "clock_stopped":
+        run = clock.running.get(first.seat)
+        if run is None:
+            return None
+        now = run.offered_ms + first.used_ms
+    else:
+        now = first.at_ms
+    actor = None if last is None else last.seat
+    limit_of = {s: r.deadline_ms - r.offered_ms + clock.grace_ms for s, r in clock.running.items()}
+    timed_out = actor if isinstance(last, cmd.Timeout) else None
+    # New clocks run with the hand's lag allowance as logged (a hand played under an earlier
+    # policy re-derives exactly): the opening's clock_started sets it for the hand.
+    grace = clock.grace_ms
+    if _tag(first) == "clock_started":
+        grace = getattr(first, "grace_ms", grace)
+    made = tick(state, now, timed_out=timed_out, command_id=first.command_id, grace_ms=grace)
+    return made, actor, limit_of
+
+
+def clock_limit_problem(
+    made: list[ev.Event], actor: int | None, limit_of: dict[int, int]
+) -> str | None:
+    """Why the acting seat's stopped clock is wrong: a timeout before its time limit ran out,
+    or an answer after it; None when it is right (or the seat had no clock)."""
     for e in made:
         if isinstance(e, ev.ClockStopped) and e.seat == actor:
             limit = limit_of[e.seat]
             if e.timeout and e.used_ms < limit:
-                problems.append(
+                return (
                     f"seq {e.seq}: seat {e.seat} was timed out after {e.used_ms} ms, "
                     f"before its {limit} ms ran out"
                 )
-                return 0
             if not e.timeout and e.used_ms > limit:
-                problems.append(
+                return (
                     f"seq {e.seq}: seat {e.seat} answered after {e.used_ms} ms, past its {limit} ms"
                 )
-                return 0
-    return len(made)
+    return None
 
 
 _CHECKED_ABOVE: dict[type[Any], tuple[str, ...]] = {
@@ -366,49 +406,87 @@ def command_for(e: ev.Event, decision_seq: int) -> cmd.HandCommand | None:
 
     A timed-out decision becomes the clock's ``Timeout`` for ``decision_seq`` (the pending
     decision of the state the command is run on); the engine then plays the §8 default.
+
+    ``encoded_audit.peek_command`` does the same for an event's peek, with the same
+    functions (``COMMAND_OF``).
     """
-    c = e.command_id
-    if isinstance(e, ev.TileDiscarded):
-        if e.timeout:
-            return cmd.Timeout(seat=e.seat, command_id=c, decision_seq=decision_seq)
-        return cmd.Discard(seat=e.seat, tile=e.tile, command_id=c)
-    if isinstance(e, ev.Passed):
-        if e.timeout:
-            return cmd.Timeout(seat=e.seat, command_id=c, decision_seq=decision_seq)
-        return cmd.Pass(seat=e.seat, command_id=c)
-    if isinstance(e, ev.ClaimDeclared):
-        if e.timeout:
-            return cmd.Timeout(seat=e.seat, command_id=c, decision_seq=decision_seq)
-        if e.claim == "hu":
-            return cmd.Hu(seat=e.seat, command_id=c)
-        if e.claim == "pung":
-            return cmd.Pung(seat=e.seat, command_id=c)
-        if e.claim == "kong":
-            return cmd.ClaimKong(seat=e.seat, command_id=c)
-        return None
-    if isinstance(e, ev.Konged):
-        # An exposed kong, or an added kong after a robbing window, is automatic; an added
-        # kong nobody could rob is logged straight away, as a decision.
-        if e.kind in ("concealed", "added"):
-            return cmd.Kong(seat=e.seat, tile=e.tile, command_id=c)
-        return None
-    if isinstance(e, ev.RobbingWindowOpened):
-        return cmd.Kong(seat=e.declarer, tile=e.tile, command_id=c)
-    if isinstance(e, ev.Won):
-        if e.from_seat is not None:
-            return None
-        if e.timeout:
-            return cmd.Timeout(seat=e.seat, command_id=c, decision_seq=decision_seq)
-        return cmd.Hu(seat=e.seat, command_id=c)
-    if isinstance(e, ev.ExchangeChosen):
-        if e.timeout:
-            return cmd.Timeout(seat=e.seat, command_id=c, decision_seq=decision_seq)
-        return cmd.ChooseExchange(seat=e.seat, tiles=list(e.tiles), command_id=c)
-    if isinstance(e, ev.MissingSuitDeclared):
-        if e.timeout:
-            return cmd.Timeout(seat=e.seat, command_id=c, decision_seq=decision_seq)
-        return cmd.DeclareMissing(seat=e.seat, suit=e.suit, command_id=c)
+    rebuild = COMMAND_OF.get(type(e))
+    return None if rebuild is None else rebuild(e, decision_seq)
+
+
+def _timed_out(e: Any, decision_seq: int) -> cmd.Timeout:
+    return cmd.Timeout(seat=e.seat, command_id=e.command_id, decision_seq=decision_seq)
+
+
+def _discarded(e: Any, decision_seq: int) -> cmd.HandCommand:
+    if e.timeout:
+        return _timed_out(e, decision_seq)
+    return cmd.Discard(seat=e.seat, tile=e.tile, command_id=e.command_id)
+
+
+def _passed(e: Any, decision_seq: int) -> cmd.HandCommand:
+    if e.timeout:
+        return _timed_out(e, decision_seq)
+    return cmd.Pass(seat=e.seat, command_id=e.command_id)
+
+
+def _claimed(e: Any, decision_seq: int) -> cmd.HandCommand | None:
+    if e.timeout:
+        return _timed_out(e, decision_seq)
+    if e.claim == "hu":
+        return cmd.Hu(seat=e.seat, command_id=e.command_id)
+    if e.claim == "pung":
+        return cmd.Pung(seat=e.seat, command_id=e.command_id)
+    if e.claim == "kong":
+        return cmd.ClaimKong(seat=e.seat, command_id=e.command_id)
     return None
+
+
+def _konged(e: Any, decision_seq: int) -> cmd.HandCommand | None:
+    # An exposed kong, or an added kong after a robbing window, is automatic; an added
+    # kong nobody could rob is logged straight away, as a decision.
+    if e.kind in ("concealed", "added"):
+        return cmd.Kong(seat=e.seat, tile=e.tile, command_id=e.command_id)
+    return None
+
+
+def _robbing(e: Any, decision_seq: int) -> cmd.HandCommand:
+    return cmd.Kong(seat=e.declarer, tile=e.tile, command_id=e.command_id)
+
+
+def _won(e: Any, decision_seq: int) -> cmd.HandCommand | None:
+    if e.from_seat is not None:
+        return None
+    if e.timeout:
+        return _timed_out(e, decision_seq)
+    return cmd.Hu(seat=e.seat, command_id=e.command_id)
+
+
+def _exchanged(e: Any, decision_seq: int) -> cmd.HandCommand:
+    if e.timeout:
+        return _timed_out(e, decision_seq)
+    return cmd.ChooseExchange(seat=e.seat, tiles=list(e.tiles), command_id=e.command_id)
+
+
+def _declared(e: Any, decision_seq: int) -> cmd.HandCommand:
+    if e.timeout:
+        return _timed_out(e, decision_seq)
+    return cmd.DeclareMissing(seat=e.seat, suit=e.suit, command_id=e.command_id)
+
+
+COMMAND_OF: dict[type[Any], Callable[[Any, int], cmd.HandCommand | None]] = {
+    ev.TileDiscarded: _discarded,
+    ev.Passed: _passed,
+    ev.ClaimDeclared: _claimed,
+    ev.Konged: _konged,
+    ev.RobbingWindowOpened: _robbing,
+    ev.Won: _won,
+    ev.ExchangeChosen: _exchanged,
+    ev.MissingSuitDeclared: _declared,
+}
+"""How each kind of decision event is rebuilt into its command. The functions read only the
+fields they name, so ``encoded_audit`` rebuilds its peeks (the same fields, decoded alone) with
+them too."""
 
 
 def _mismatch(logged: ev.Event, made: ev.Event) -> str:
@@ -431,23 +509,37 @@ def _mismatch(logged: ev.Event, made: ev.Event) -> str:
 
 
 def _check_money(events: Sequence[ev.Event], ended: ev.HandEnded, problems: list[str]) -> None:
-    net = [0, 0, 0, 0]
+    check_payments(_payments(events), ended, problems)
+
+
+def _payments(events: Sequence[ev.Event]) -> Iterator[tuple[int, ev.Payment]]:
+    """Every payment the log records, in order, with the seq of its event."""
     for e in events:
         kind = type(e)
         if kind is ev.TileDrawn or kind is ev.TileDiscarded or kind not in _PAYING:
             continue
         paid = [e.payment] if isinstance(e, ev.SettlementItem) else getattr(e, "payments", [])
         for p in paid:
-            if not (_is_seat(p.payer) and _is_seat(p.payee)) or p.payer == p.payee:
-                problems.append(
-                    f"seq {e.seq}: a payment from seat {p.payer} to seat {p.payee} is not "
-                    "between two different seats 0-3"
-                )
-                continue
-            if not isinstance(p.amount, int) or p.amount <= 0:
-                problems.append(f"seq {e.seq}: a payment amount of {p.amount!r} is not positive")
-            net[p.payer] -= p.amount
-            net[p.payee] += p.amount
+            yield e.seq, p
+
+
+def check_payments(
+    paid: Iterable[tuple[int, ev.Payment]], ended: ev.HandEnded, problems: list[str]
+) -> None:
+    """Every payment (with the seq of its event) positive and between two seats; the final
+    scores the net of them, summing to zero; the placements those of the scores."""
+    net = [0, 0, 0, 0]
+    for seq, p in paid:
+        if not (_is_seat(p.payer) and _is_seat(p.payee)) or p.payer == p.payee:
+            problems.append(
+                f"seq {seq}: a payment from seat {p.payer} to seat {p.payee} is not "
+                "between two different seats 0-3"
+            )
+            continue
+        if not isinstance(p.amount, int) or p.amount <= 0:
+            problems.append(f"seq {seq}: a payment amount of {p.amount!r} is not positive")
+        net[p.payer] -= p.amount
+        net[p.payee] += p.amount
     scores = list(ended.scores)
     if sum(scores) != 0:
         problems.append(f"seq {ended.seq}: the final scores {scores} do not sum to zero")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import mul
 
 POW5: tuple[int, ...] = tuple(5**r for r in range(9))
 
@@ -54,12 +55,12 @@ STANDARD_KEYS, PUNG_KEYS, PAIR_KEYS = _build_tables()
 
 def suit_keys(counts: Sequence[int]) -> list[int]:
     """The three suit keys of 27 counts."""
-    keys = [0, 0, 0]
-    for t in range(27):
-        c = counts[t]
-        if c:
-            keys[t // 9] += c * POW5[t % 9]
-    return keys
+    # Each key is the dot product of the suit's nine counts with POW5, done in C by map.
+    return [
+        sum(map(mul, counts[0:9], POW5)),
+        sum(map(mul, counts[9:18], POW5)),
+        sum(map(mul, counts[18:27], POW5)),
+    ]
 
 
 def key_count(key: int) -> int:
@@ -118,18 +119,28 @@ def complete_from_counts(counts: Sequence[int], declared: int = 0) -> bool:
 
 def winning_tiles(keys: Sequence[int], declared: int, missing: int | None) -> list[int]:
     """Every tile type that would complete ``3n + 1`` concealed tiles (no fifth-copy rule)."""
+    if missing is not None and keys[missing]:
+        return []  # no tile of another suit empties the missing suit
     out = []
     work = list(keys)
-    for t in range(27):
-        s = t // 9
+    for s in range(3):
         if s == missing:
             continue
-        before = work[s]
-        if (before // POW5[t % 9]) % 5 == 4:
+        # A tile of suit s leaves the other two keys as they are: unless both are in
+        # STANDARD_KEYS (or, with no declared group, both in PAIR_KEYS), no tile of s completes.
+        a, b = work[s - 1], work[s - 2]
+        if not (
+            (a in STANDARD_KEYS and b in STANDARD_KEYS)
+            or (declared == 0 and a in PAIR_KEYS and b in PAIR_KEYS)
+        ):
             continue
-        work[s] = before + POW5[t % 9]
-        if is_complete(work, declared, missing):
-            out.append(t)
+        before = work[s]
+        for r in range(9):
+            if (before // POW5[r]) % 5 == 4:
+                continue
+            work[s] = before + POW5[r]
+            if is_complete(work, declared, missing):
+                out.append(s * 9 + r)
         work[s] = before
     return out
 
@@ -179,9 +190,9 @@ def best_reading(
     for t, size in melds:
         totals[t] += size
     common: list[str] = []
-    common.extend("root" for t in range(27) if totals[t] == 4)
-    suits_used = {t // 9 for t in range(27) if totals[t]}
-    if len(suits_used) == 1:
+    common.extend(["root"] * totals[:27].count(4))
+    suits_used = any(totals[0:9]) + any(totals[9:18]) + any(totals[18:27])
+    if suits_used == 1:
         common.append("pure_suit")
     common.extend(situational)
 
@@ -197,9 +208,13 @@ def best_reading(
         readings.append([*common, "seven_pairs"])
     if not readings:
         raise ValueError("best_reading needs a complete hand")
-    best = max(readings, key=lambda ps: sum(FAN[p] for p in ps))
-    fan = sum(FAN[p] for p in best)
+    best = readings[0] if len(readings) == 1 else max(readings, key=_fan_of)
+    fan = _fan_of(best)
     return Reading(fan=fan, value=hand_value(fan), patterns=tuple(sorted(best)))
+
+
+def _fan_of(patterns: list[str]) -> int:
+    return sum(map(FAN.__getitem__, patterns))
 
 
 def base_value(counts: Sequence[int], melds: Sequence[tuple[int, int]]) -> int:

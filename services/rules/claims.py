@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from services.rules.analysis import POW5, is_complete
+from collections.abc import Sequence
+
+from services.rules.analysis import PAIR_KEYS, POW5, STANDARD_KEYS, is_complete
 from services.rules.state import HU, KONG, PUNG, HandState
 
 
@@ -20,18 +22,56 @@ def may_call(state: HandState, seat: int, t: int) -> bool:
 
 def claim_bits(state: HandState, seat: int, t: int) -> int:
     """The claims ``seat`` may make on discard ``t`` (HU | PUNG | KONG bits)."""
-    if state.won[seat] or not may_call(state, seat, t):
-        return 0
-    bits = 0
-    if not state.hu_blocked[seat] and completes(state, seat, t):
-        bits |= HU
-    if state.wall_left:  # the discard after the last wall tile may only be won on
-        held = state.counts[seat][t]
-        if held >= 2 and not (state.pung_blocked[seat] >> t) & 1:
-            bits |= PUNG
-        if held >= 3:
-            bits |= KONG
-    return bits
+    return claims_on(state, (seat,), t)[0]
+
+
+def claims_on(state: HandState, seats: Sequence[int], t: int) -> list[int]:
+    """``[claim_bits(state, x, t) for x in seats]``: what each seat may claim on discard ``t``.
+
+    A seat that has won claims nothing; nor does one failing ``may_call``. Others may win if
+    not blocked from it and ``completes`` holds, and, while the wall lasts (the discard after
+    the last tile may only be won on), pung with two held (unless it passed a pung of ``t``
+    since it last drew) and kong with three.
+
+    This runs for the three other seats on every discard, the engine's hottest check, so it
+    reads the state once for all of them and has ``may_call`` and ``completes`` written out
+    (tests/unit/test_engine_fast_paths.py holds it to them).
+    """
+    won, hu_blocked, pung_blocked = state.won, state.hu_blocked, state.pung_blocked
+    missing_of, keys_of, counts_of, melds_of = state.missing, state.keys, state.counts, state.melds
+    wall_left = state.back != state.front
+    suit = t // 9
+    add = POW5[t % 9]
+    u, v = (suit + 1) % 3, (suit + 2) % 3  # the other two suits, whose keys t leaves alone
+    out = []
+    for seat in seats:
+        bits = 0
+        keys = keys_of[seat]
+        missing = missing_of[seat]
+        # may_call: the seat holds no tile of its missing suit, and t is of another suit.
+        if not won[seat] and (missing is None or (suit != missing and not keys[missing])):
+            # completes: the missing suit is empty and stays so, so only the shape counts;
+            # its most selective test (t's own suit) first.
+            if not hu_blocked[seat]:
+                k = keys[suit] + add
+                if (
+                    k in STANDARD_KEYS and keys[u] in STANDARD_KEYS and keys[v] in STANDARD_KEYS
+                ) or (
+                    k in PAIR_KEYS
+                    and keys[u] in PAIR_KEYS
+                    and keys[v] in PAIR_KEYS
+                    and not melds_of[seat]
+                ):
+                    bits = HU
+            if wall_left:
+                held = counts_of[seat][t]
+                if held >= 2:
+                    if not (pung_blocked[seat] >> t) & 1:
+                        bits |= PUNG
+                    if held >= 3:
+                        bits |= KONG
+        out.append(bits)
+    return out
 
 
 def can_rob(state: HandState, seat: int, t: int) -> bool:

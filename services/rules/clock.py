@@ -33,10 +33,17 @@ def allowance(preset: str, phase: str, in_window: bool) -> tuple[int, bool]:
 
 
 def tick(
-    state: HandState, now_ms: int, timed_out: int | None = None, command_id: str = ""
+    state: HandState,
+    now_ms: int,
+    timed_out: int | None = None,
+    command_id: str = "",
+    grace_ms: int = LAG_GRACE_MS,
 ) -> list[ev.Event]:
     """The clock events after a command was applied at ``now_ms``: a stop for every decision
-    that ended, a start for the decisions just offered. Applied to ``state`` as emitted."""
+    that ended, a start for the decisions just offered. Applied to ``state`` as emitted.
+
+    ``grace_ms`` is the lag allowance the new clocks run with (an audit passes the one the
+    log recorded, so hands played under an earlier policy still re-derive exactly)."""
     clock = state.clock
     if clock is None or state.phase == "ended":
         return []
@@ -85,7 +92,7 @@ def tick(
                 decision_seq=state.decision_seq,
                 at_ms=now_ms,
                 seats=seats,
-                grace_ms=LAG_GRACE_MS,
+                grace_ms=grace_ms,
             )
         )
     return events

@@ -8,19 +8,19 @@ follow. ``decide`` is the pure form: it works on a copy.
 
 from __future__ import annotations
 
-from itertools import combinations_with_replacement
-from typing import Any
+from itertools import chain, combinations_with_replacement, repeat
+from typing import Any, Literal
 
 import msgspec
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.analysis import best_reading
-from services.rules.claims import can_rob, claim_bits, may_call, seats_after
+from services.rules.analysis import POW5, best_reading
+from services.rules.claims import can_rob, claims_on, may_call, seats_after
 from services.rules.settlement import placements, settle_exhaustion
 from services.rules.shuffle import Deal, commitment
-from services.rules.state import HU, KONG, PUNG, HandState, apply
-from services.rules.tiles import INDEX, NAMES, SUITS, counts_of
+from services.rules.state import APPLY_OWN, HU, KONG, PUNG, HandState, Window
+from services.rules.tiles import INDEX, NAMES, SUITS
 from services.rules.timeouts import can_self_draw, default_command, legal_discards
 
 PRESET = "Planet-Blood-Battle-v1"
@@ -36,21 +36,33 @@ class _Log:
 
     __slots__ = ("command_id", "events", "state")
 
-    def __init__(self, state: HandState, command_id: str = "") -> None:
+    def __init__(
+        self, state: HandState, command_id: str = "", events: list[ev.Event] | None = None
+    ) -> None:
         self.state = state
         self.command_id = command_id
-        self.events: list[ev.Event] = []
+        self.events: list[ev.Event] = [] if events is None else events
 
     def emit(self, event_type: type[Any], /, **fields: Any) -> None:
         s = self.state
-        event = event_type(
-            table_id=s.table_id,
-            hand_id=s.hand_id,
-            seq=s.seq + 1,
-            command_id=self.command_id,
-            **fields,
+        self.push(
+            event_type(
+                table_id=s.table_id,
+                hand_id=s.hand_id,
+                seq=s.seq + 1,
+                command_id=self.command_id,
+                **fields,
+            )
         )
-        apply(s, event)
+
+    def push(self, event: ev.Event) -> None:
+        """Apply and collect an event the caller built with the state's ids, the next seq and
+        ``command_id`` (``emit`` does that; the hottest events are built in place instead, which
+        saves packing their fields into a dict twice)."""
+        s = self.state
+        # What ``apply`` does, minus its checks: an event built here always fits the state.
+        APPLY_OWN[type(event)](s, event)
+        s.seq = event.seq
         self.events.append(event)
 
 
@@ -68,6 +80,7 @@ def start_hand(
     clock: str | None = None,
     rated: bool = False,
     computer_seats: list[int] | None = None,
+    pace: str = "normal",
 ) -> tuple[HandState, list[ev.Event]]:
     """A new hand's state and its opening events (started, four deals, the sealed wall)."""
     state = HandState(table_id=table_id, hand_id=hand_id)
@@ -80,12 +93,14 @@ def start_hand(
         clock=clock,
         rated=rated,
         computer_seats=computer_seats or [],
+        pace=pace,
     )
+    name = NAMES.__getitem__
     for seat, tiles in enumerate(deal.hands):
-        log.emit(ev.TilesDealt, seat=seat, tiles=[NAMES[t] for t in tiles])
+        log.emit(ev.TilesDealt, seat=seat, tiles=list(map(name, tiles)))
     log.emit(
         ev.WallBuilt,
-        tiles=[NAMES[t] for t in deal.wall],
+        tiles=list(map(name, deal.wall)),
         direction=deal.direction,
         seed=None if seed is None else seed.hex(),
     )
@@ -106,12 +121,26 @@ def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
     On a rejection nothing was applied. On success the returned events have been applied;
     they carry the command's ``command_id``.
     """
-    problem = _common_checks(state, command)
-    if problem is not None:
-        return problem
-    if isinstance(command, cmd.Timeout):
-        return _timeout(state, command)
-    result: list[ev.Event] | cmd.Rejection = _HANDLERS[type(command)](state, command, False)
+    handler = _HANDLERS.get(type(command))
+    # The usual command passes _common_checks at a glance (a seat number of a seat still in
+    # a hand in play, naming no other hand or decision); anything else is looked at closely.
+    seat = command.seat
+    if (
+        handler is None
+        or type(seat) is not int
+        or not 0 <= seat <= 3
+        or state.phase != "play"
+        or state.won[seat]
+        or command.hand_id
+        or command.decision_seq is not None
+    ):
+        problem = _common_checks(state, command)
+        if problem is not None:
+            return problem
+        if isinstance(command, cmd.Timeout):
+            return _timeout(state, command)
+        handler = _HANDLERS[type(command)]
+    result: list[ev.Event] | cmd.Rejection = handler(state, command, False)
     return result
 
 
@@ -185,14 +214,16 @@ def _kong_tiles(state: HandState, seat: int) -> list[int]:
 def _common_checks(state: HandState, c: cmd.HandCommand) -> cmd.Rejection | None:
     if type(c) not in _HANDLERS and not isinstance(c, cmd.Timeout):
         return _reject("unknown_command", f"unknown command {type(c).__name__}")
-    if not isinstance(c.seat, int) or not 0 <= c.seat <= 3:
-        return _reject("bad_seat", f"seat must be 0-3, got {c.seat!r}", seat=str(c.seat))
-    if state.phase == "ended":
+    seat = c.seat
+    if not isinstance(seat, int) or not 0 <= seat <= 3:
+        return _reject("bad_seat", f"seat must be 0-3, got {seat!r}", seat=str(seat))
+    phase = state.phase
+    if phase == "ended":
         return _reject("hand_over", "the hand has ended")
-    if state.phase == "deal":
+    if phase == "deal":
         return _reject("not_started", "the hand has not been dealt yet")
-    if state.won[c.seat]:
-        return _reject("already_won", f"seat {c.seat} has won and left the hand", seat=c.seat)
+    if state.won[seat]:
+        return _reject("already_won", f"seat {seat} has won and left the hand", seat=seat)
     if c.hand_id and c.hand_id != state.hand_id:
         return _reject("stale_hand", f"hand {c.hand_id} is not the current hand", hand=c.hand_id)
     if c.decision_seq is not None and c.decision_seq != state.decision_seq:
@@ -231,19 +262,21 @@ def _choose_exchange(s: HandState, c: cmd.ChooseExchange, timeout: bool) -> Any:
         return _reject("not_exchange_phase", "the exchange is over")
     if s.exchange[c.seat] is not None:
         return _reject("already_chosen", f"seat {c.seat} already chose its exchange", seat=c.seat)
-    tiles = [_tile_arg(x) for x in c.tiles]
+    tiles = [INDEX.get(x) if isinstance(x, str) else None for x in c.tiles]
     if len(tiles) != 3 or None in tiles:
         return _reject("exchange_needs_three", "choose exactly three valid tiles")
     chosen = sorted(t for t in tiles if t is not None)
-    if len({t // 9 for t in chosen}) != 1:
+    if chosen[0] // 9 != chosen[2] // 9:  # sorted, so the first and last suit say it all
         return _reject("exchange_one_suit", "the three tiles must be of one suit")
-    need = counts_of(chosen)
-    if any(need[t] > s.counts[c.seat][t] for t in set(chosen)):
-        return _reject("tile_not_held", "you do not hold those tiles")
+    held = s.counts[c.seat]
+    for t in set(chosen):
+        if chosen.count(t) > held[t]:
+            return _reject("tile_not_held", "you do not hold those tiles")
     log = _Log(s, c.command_id)
-    log.emit(ev.ExchangeChosen, seat=c.seat, tiles=[NAMES[t] for t in chosen], timeout=timeout)
-    if all(x is not None for x in s.exchange):
-        passed = [[NAMES[t] for t in x] for x in s.exchange if x is not None]
+    name = NAMES.__getitem__
+    log.emit(ev.ExchangeChosen, seat=c.seat, tiles=list(map(name, chosen)), timeout=timeout)
+    if None not in s.exchange:
+        passed = [list(map(name, x)) for x in s.exchange if x is not None]
         assert s.direction is not None
         log.emit(ev.ExchangeResolved, direction=s.direction, passed=passed)
     return log.events
@@ -258,7 +291,7 @@ def _declare_missing(s: HandState, c: cmd.DeclareMissing, timeout: bool) -> Any:
         return _reject("bad_suit", f"not a suit: {c.suit!r}", suit=str(c.suit))
     log = _Log(s, c.command_id)
     log.emit(ev.MissingSuitDeclared, seat=c.seat, suit=c.suit, timeout=timeout)
-    if all(x is not None for x in s.missing):
+    if None not in s.missing:
         log.emit(ev.MissingSuitsRevealed, suits=[SUITS[x] for x in s.missing if x is not None])
     return log.events
 
@@ -286,26 +319,96 @@ def _turn_tile(s: HandState, seat: int, text: str) -> int | cmd.Rejection:
 
 
 def _discard(s: HandState, c: cmd.Discard, timeout: bool) -> Any:
-    t = _turn_tile(s, c.seat, c.tile)
-    if isinstance(t, cmd.Rejection):
-        return t
-    if not s.counts[c.seat][t]:
+    seat = c.seat
+    # _turn_tile written out: discards are most decisions.
+    if s.phase != "play" or s.window is not None or s.turn != seat:
+        return _turn_check(s, seat)  # a rejection in each of these cases
+    text = c.tile
+    t = INDEX.get(text) if isinstance(text, str) else None
+    if t is None:
+        return _reject("bad_tile", f"not a tile: {text!r}", tile=str(text))
+    if not s.counts[seat][t]:
         return _reject("tile_not_held", f"you do not hold {NAMES[t]}", tile=NAMES[t])
-    missing = s.missing[c.seat]
-    if missing is not None and s.keys[c.seat][missing] and t // 9 != missing:
+    missing = s.missing[seat]
+    if missing is not None and s.keys[seat][missing] and t // 9 != missing:
         return _reject(
             "must_discard_missing",
             f"discard your missing suit {SUITS[missing]} first",
             suit=SUITS[missing],
         )
-    log = _Log(s, c.command_id)
-    log.emit(ev.TileDiscarded, seat=c.seat, tile=NAMES[t], timeout=timeout)
-    asked = [x for x in seats_after(c.seat) if claim_bits(s, x, t)]
-    if asked:
-        log.emit(ev.ResponseWindowOpened, discarder=c.seat, tile=NAMES[t], seats=asked)
-    else:
-        _next_turn(log, c.seat)
-    return log.events
+    # Discards and the draws after them are two thirds of all events, so this is the
+    # engine's hottest path: the discard is built in place and folded into the state right
+    # here (what _Log.push and state._tile_discarded do), and so are the window when some
+    # seat may claim the tile, or else the next draw (what _next_turn does). Folding them
+    # here skips re-reading what the events say; tests/unit/test_engine_fast_paths.py
+    # replays every step to hold these folds to state.apply.
+    command_id = c.command_id
+    name = NAMES[t]
+    discarded = ev.TileDiscarded(
+        table_id=s.table_id,
+        hand_id=s.hand_id,
+        seq=s.seq + 1,
+        command_id=command_id,
+        seat=seat,
+        tile=name,
+        timeout=timeout,
+    )
+    # Folding it, as state._tile_discarded does (the tile is known to be held).
+    s.counts[seat][t] -= 1
+    s.keys[seat][t // 9] -= POW5[t % 9]
+    s.discards[seat].append(t)
+    s.turn = s.turn_kind = s.drawn = None
+    s.seq = s.decision_seq = discarded.seq
+    others = _OTHERS[seat]
+    bits = claims_on(s, others, t)
+    if any(bits):
+        claims = {x: b for x, b in zip(others, bits, strict=True) if b}
+        opened = ev.ResponseWindowOpened(
+            table_id=s.table_id,
+            hand_id=s.hand_id,
+            seq=s.seq + 1,
+            command_id=command_id,
+            discarder=seat,
+            tile=name,
+            seats=list(claims),
+        )
+        # What folding it does (state._window_opened), with the claims just found rather
+        # than found again.
+        s.window = Window("discard", t, seat, claims)
+        s.seq = s.decision_seq = opened.seq
+        return [discarded, opened]
+    front, back = s.front, s.back
+    if front == back:  # the wall is empty: settle, the general way
+        log = _Log(s, command_id, [discarded])
+        _next_turn(log, seat)
+        return log.events
+    x = others[0]
+    if s.won[x]:  # next_active, the likely case first
+        x = others[1] if not s.won[others[1]] else s.next_active(seat)
+    d = s.wall[front]
+    drawn = ev.TileDrawn(
+        table_id=s.table_id,
+        hand_id=s.hand_id,
+        seq=s.seq + 1,
+        command_id=command_id,
+        seat=x,
+        tile=NAMES[d],
+        wall_left=back - front - 1,
+    )
+    # Folding it, as state._tile_drawn does for a draw from the front.
+    s.front = front + 1
+    s.counts[x][d] += 1
+    s.keys[x][d // 9] += POW5[d % 9]
+    s.turn, s.turn_kind, s.drawn = x, "draw", d
+    s.hu_blocked[x] = False
+    s.pung_blocked[x] = 0
+    s.window = None
+    s.seq = s.decision_seq = drawn.seq
+    return [discarded, drawn]
+
+
+_OTHERS = tuple(seats_after(seat) for seat in range(4))
+"""``seats_after`` of each seat, looked up on every discard."""
 
 
 def _kong(s: HandState, c: cmd.Kong, timeout: bool) -> Any:
@@ -367,8 +470,10 @@ def _hu(s: HandState, c: cmd.Hu, timeout: bool) -> Any:
 
 # --- responses -----------------------------------------------------------------------------
 
+_Claim = Literal["hu", "pung", "kong", "pass"]
 
-def _respond(s: HandState, c: cmd.HandCommand, claim: str, bit: int, timeout: bool) -> Any:
+
+def _respond(s: HandState, c: cmd.HandCommand, claim: _Claim, bit: int, timeout: bool) -> Any:
     seat = c.seat
     if s.phase != "play":
         return _reject("opening_not_done", "the exchange and missing suits come first")
@@ -387,11 +492,28 @@ def _respond(s: HandState, c: cmd.HandCommand, claim: str, bit: int, timeout: bo
     if claim != "pass" and not w.claims[seat] & bit:
         return _claim_refusal(s, seat, claim, w.tile, w.kind)
     log = _Log(s, c.command_id)
+    # Built in place (see _Log.push): one response per seat asked on most discards.
     if claim == "pass":
-        log.emit(ev.Passed, seat=seat, timeout=timeout)
+        response: ev.Event = ev.Passed(
+            table_id=s.table_id,
+            hand_id=s.hand_id,
+            seq=s.seq + 1,
+            command_id=log.command_id,
+            seat=seat,
+            timeout=timeout,
+        )
     else:
-        log.emit(ev.ClaimDeclared, seat=seat, claim=claim, timeout=timeout)
-    if not w.pending:
+        response = ev.ClaimDeclared(
+            table_id=s.table_id,
+            hand_id=s.hand_id,
+            seq=s.seq + 1,
+            command_id=log.command_id,
+            seat=seat,
+            claim=claim,
+            timeout=timeout,
+        )
+    log.push(response)
+    if len(w.responses) == len(w.claims):  # not w.pending: every seat asked has answered
         _resolve(log)
     return log.events
 
@@ -433,8 +555,16 @@ def _resolve(log: _Log) -> None:
     s = log.state
     w = s.window
     assert w is not None
-    order = [x for x in seats_after(w.source) if x in w.claims]
-    winners = [x for x in order if w.responses[x] == "hu"]
+    # The asked seats in turn order from the discarder: every winner, and the first to pung
+    # or kong. (Only asked seats have responses.)
+    winners = []
+    claimer = None
+    for x in seats_after(w.source):
+        response = w.responses.get(x)
+        if response == "hu":
+            winners.append(x)
+        elif claimer is None and (response == "pung" or response == "kong"):
+            claimer = x
     if winners:
         robbed = w.kind == "rob"
         situational = ["robbing_kong"] if robbed else []
@@ -452,13 +582,22 @@ def _resolve(log: _Log) -> None:
     if w.kind == "rob":
         _complete_added_kong(log, w.source, w.tile)
         return
-    claimers = [x for x in order if w.responses[x] in ("pung", "kong")]
-    if not claimers:
+    if claimer is None:
         _next_turn(log, w.source)
         return
-    x = claimers[0]
+    x = claimer
     if w.responses[x] == "pung":
-        log.emit(ev.Punged, seat=x, from_seat=w.source, tile=NAMES[w.tile])
+        log.push(
+            ev.Punged(
+                table_id=s.table_id,
+                hand_id=s.hand_id,
+                seq=s.seq + 1,
+                command_id=log.command_id,
+                seat=x,
+                from_seat=w.source,
+                tile=NAMES[w.tile],
+            )
+        )
         return
     fee = [ev.Payment(payer=w.source, payee=x, amount=EXPOSED_KONG_FEE, reason="exposed_kong")]
     log.emit(
@@ -499,7 +638,7 @@ def _emit_win(
         fan=reading.fan,
         value=reading.value,
         patterns=list(reading.patterns),
-        hand=[NAMES[t] for t in range(27) for _ in range(hand_counts[t])],
+        hand=list(chain.from_iterable(map(repeat, NAMES, hand_counts))),  # in tile order
         payments=payments,
         timeout=timeout,
     )
@@ -531,14 +670,20 @@ def _after_wins(log: _Log, last_winner: int) -> None:
 
 def _next_turn(log: _Log, after: int) -> None:
     s = log.state
-    if not s.wall_left:
+    front, back = s.front, s.back
+    if front == back:
         _exhaust(log)
         return
-    log.emit(
-        ev.TileDrawn,
-        seat=s.next_active(after),
-        tile=NAMES[s.wall[s.front]],
-        wall_left=s.wall_left - 1,
+    log.push(
+        ev.TileDrawn(
+            table_id=s.table_id,
+            hand_id=s.hand_id,
+            seq=s.seq + 1,
+            command_id=log.command_id,
+            seat=s.next_active(after),
+            tile=NAMES[s.wall[front]],
+            wall_left=back - front - 1,
+        )
     )
 
 

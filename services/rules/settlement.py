@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
+from operator import gt
 
 from schemas.events import Payment
 from services.rules.analysis import ready_value
@@ -63,4 +65,5 @@ def settle_exhaustion(state: HandState) -> Exhaustion:
 
 def placements(scores: list[int]) -> list[int]:
     """Placement 1-4 per seat by final points, highest first; equal points share a place."""
-    return [1 + sum(other > mine for other in scores) for mine in scores]
+    # 1 + how many others scored more: ``other > mine`` counted by map, in C.
+    return [1 + sum(map(gt, scores, repeat(mine))) for mine in scores]

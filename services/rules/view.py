@@ -81,6 +81,7 @@ def seat_view(state: HandState, seat: int | None) -> SeatView:
         drawn=NAMES[state.drawn] if own_drawn and state.drawn is not None else None,
         exchange_chosen=None if own_choice is None else [NAMES[t] for t in own_choice],
         exchange_received=received,
+        decision_seq=state.decision_seq,
         legal_actions=[] if seat is None else legal_actions(state, seat),  # type: ignore[arg-type]
         end=state.end,
         ready=state.ready,

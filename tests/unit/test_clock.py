@@ -351,3 +351,19 @@ def test_a_hand_recorded_with_a_lag_allowance_is_judged_by_it() -> None:
     assert check_time(state, answer, run.deadline_ms + 150) is None
     late = check_time(state, answer, run.deadline_ms + 151)
     assert late is not None and late.code == "time_up"
+
+
+def test_a_hand_logged_under_another_lag_allowance_still_audits() -> None:
+    raw = random_seed(random.Random(8))
+    state, log = start_hand("t1", "t1#1", shuffle(raw), seed=raw, clock="bullet")
+    log += tick(state, T0, grace_ms=150)
+    while state.phase != "ended":
+        assert state.clock is not None
+        seat, run = min(state.clock.running.items(), key=lambda x: (x[1].deadline_ms, x[0]))
+        now = run.deadline_ms + state.clock.grace_ms
+        timeout = cmd.Timeout(seat=seat, decision_seq=run.decision_seq)
+        result = handle(state, timeout)
+        assert not isinstance(result, cmd.Rejection)
+        log += result + tick(state, now, seat, grace_ms=150)
+    assert all(e.grace_ms == 150 for e in log if isinstance(e, ev.ClockStarted))
+    assert audit_hand(log).ok
