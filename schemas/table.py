@@ -25,6 +25,9 @@ class StartHand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag
     clock: str | None = None  # bullet, blitz, standard or relaxed; null: untimed
     rated: bool = False  # needs a clock and four humans (RULES.md §9)
     computer_seats: list[int] = []
+    pace: str = "normal"  # the computer seats' pace: instant, fast, normal or slow
+    hands: int = 1  # hands in a row at this table; each next one starts when one ends
+    lobby: bool = False  # tell matchmaking (match.requests) when the last hand ends
 
 
 TableCommand = Command | StartHand
@@ -73,6 +76,8 @@ class TableHead(msgspec.Struct, frozen=True, kw_only=True):
     start_offset: int
     start_command_id: str = ""
     ended: bool = False
+    session: StartHand | None = None  # what started the table's current run of hands
+    session_first: int = 0  # the number of that run's first hand
     v: int = SCHEMA_VERSION
 
 

@@ -20,14 +20,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
+from prometheus_client import Counter, Histogram
 
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.table import CommandEnvelope, TableHead, decode_command, decode_event, encode
+from schemas.table import CommandEnvelope, decode_command, decode_event, encode
 from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
-from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_HEADS
+from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
+from services.table.tail import active_tail
 
 log = logging.getLogger("mahjong.clock")
+
+TIMEOUTS = Counter(
+    "mahjong_clock_timeouts_fired",
+    "Timeouts sent to table.commands (first: at the deadline; retry: sent again)",
+    ["attempt"],
+)
+FIRING_DELAY = Histogram(
+    "mahjong_clock_firing_delay_seconds",
+    "How long after it was due (deadline plus grace) a timeout was first sent",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
 
 RETRY_MS = 2_000
 """A timeout that has not taken effect after this long is sent again (same command id)."""
@@ -104,6 +117,9 @@ class ClockService:
                 for partition, records in batch.items():
                     self._follow(partition, records)
         finally:
+            # Let the timer finish a send in flight (it sees ``stop`` when it wakes), then end it.
+            self._wake.set()
+            await asyncio.wait({timer}, timeout=5)
             timer.cancel()
             await asyncio.gather(timer, return_exceptions=True)
             await processor.stop()
@@ -146,6 +162,7 @@ class ClockService:
 
     async def _send(self, due: list[Deadline], now: int) -> None:
         records = []
+        first = 0
         for d in due:
             timeout = cmd.Timeout(
                 seat=d.seat,
@@ -159,6 +176,8 @@ class ClockService:
             )
             if d.fire_at_ms == d.due_ms:
                 self.delays_ms.append(now - d.due_ms)
+                FIRING_DELAY.observe(max(0, now - d.due_ms) / 1000)
+                first += 1
             self._arm(d, now + self.retry_ms)
         try:
             await self.log.produce(records)
@@ -166,6 +185,8 @@ class ClockService:
             log.exception("could not send %d timeouts; retrying", len(records))
             return
         self.fired += len(records)
+        TIMEOUTS.labels("first").inc(first)
+        TIMEOUTS.labels("retry").inc(len(records) - first)
 
     # --- the running clocks ------------------------------------------------------------------
 
@@ -228,13 +249,7 @@ class ClockService:
     async def _rebuild(self, partition: int, read_by_tables: int) -> int:
         """Fold the tail of the partition's active hands; the offset to follow from."""
         await self._revoked({partition})
-        end_before = await self.log.end_offset(TABLE_EVENTS, partition)
-        start = end_before
-        async for record in read_through(self.log, TABLE_HEADS, partition, 0):
-            head = msgspec.json.decode(record.value, type=TableHead)
-            if not head.ended:
-                start = min(start, head.start_offset)
-        end = await self.log.end_offset(TABLE_EVENTS, partition)
+        start, end = await active_tail(self.log, partition)
         self.positions[partition] = start
         async for record in read_through(self.log, TABLE_EVENTS, partition, start, end):
             self._fold(partition, record)

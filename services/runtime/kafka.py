@@ -205,6 +205,8 @@ class KafkaProcessor:
         self.on_assign, self.on_revoke = on_assign, on_revoke
         self.consumer: AIOKafkaConsumer | None = None
         self.producers: dict[int, AIOKafkaProducer] = {}
+        self._pending: dict[int, AIOKafkaProducer] = {}  # settled, its state being rebuilt
+        self._rebuilding: asyncio.Task[None] | None = None
         # Held for a whole transaction, so a revocation waits for the open one to finish.
         self.locks: dict[int, asyncio.Lock] = {}
 
@@ -230,7 +232,7 @@ class KafkaProcessor:
     async def stop(self) -> None:
         if self.consumer is not None:
             await self.consumer.stop()  # leaves the group; the listener revokes everything
-        await self._revoke(set(self.producers))
+        await self._revoke(set(self.producers) | set(self._pending))
 
     def assignment(self) -> set[int]:
         return set(self.producers)
@@ -239,17 +241,41 @@ class KafkaProcessor:
         # Order matters: a new producer settles the previous owner's open transaction, the
         # service then rebuilds its tables from the settled log, and only then does the
         # partition count as ours (``poll`` holds its records back until then).
+        #
+        # Only the settling runs inside the rebalance callback. The rebuild can take seconds
+        # (the tails of every active hand) and the member sends no heartbeats during the
+        # callback: run there, it got the member evicted and the group rebalanced forever.
         fresh = {p: await self._producer(p) for p in sorted(partitions - set(self.producers))}
-        await self.on_assign(partitions)
-        self.producers.update(fresh)
+        self._pending.update(fresh)
+        self._rebuilding = asyncio.create_task(self._rebuild(partitions))
+
+    async def _rebuild(self, partitions: set[int]) -> None:
+        try:
+            await self.on_assign(partitions)
+        except Exception:
+            log.exception("rebuilding partitions %s failed; leaving the group to retry", partitions)
+            if self.consumer is not None:
+                self.consumer.unsubscribe()
+                self.consumer.subscribe([self.topic], listener=_Listener(self))
+            return
+        ready = {p: self._pending.pop(p) for p in sorted(partitions) if p in self._pending}
+        self.producers.update(ready)
 
     async def _revoke(self, partitions: set[int]) -> None:
+        task = self._rebuilding
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        half_built = set(self._pending) & partitions
+        for p in sorted(half_built):
+            with contextlib.suppress(Exception):
+                await self._pending.pop(p).stop()
         mine = partitions & set(self.producers)
         for p in sorted(mine):
             async with self._lock(p):
                 await self.producers.pop(p).stop()
-        if mine:
-            await self.on_revoke(mine)
+        if mine | half_built:
+            await self.on_revoke(mine | half_built)
 
     def _lock(self, partition: int) -> asyncio.Lock:
         return self.locks.setdefault(partition, asyncio.Lock())

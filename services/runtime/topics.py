@@ -11,10 +11,42 @@ TABLE_EVENTS = "table.events"
 TABLE_HEADS = "table.heads"
 TABLE_REPLIES = "table.replies"
 TABLE_DLQ = "table.commands.dlq"
+RATING_RESULTS = "rating.results"
+MATCH_REQUESTS = "match.requests"
+LOBBY_EVENTS = "lobby.events"
+MATCH_REPLIES = "match.replies"
+LOBBY_SNAPSHOTS = "lobby.snapshots"
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 
 TOPICS: tuple[TopicSpec, ...] = (
+    TopicSpec(
+        MATCH_REQUESTS,
+        1,  # one partition: one matchmaker sees every seat and queue entry, in one order
+        retention_ms=WEEK_MS,
+        description="requests to matchmaking (create, join, leave, quick play), and "
+        "table_finished from the table service",
+    ),
+    TopicSpec(
+        LOBBY_EVENTS,
+        1,
+        retention_ms=-1,
+        description="the lobby's log: tables opened, seats taken and left, tables started "
+        "and closed, the Quick Play queue",
+    ),
+    TopicSpec(
+        LOBBY_SNAPSHOTS,
+        1,
+        compacted=True,
+        description="the whole lobby now and then, with the lobby.events offset it covers "
+        "(compacted: recovery reads the newest and the events after it)",
+    ),
+    TopicSpec(
+        MATCH_REPLIES,
+        1,
+        retention_ms=WEEK_MS,
+        description="refused matchmaking requests, with code, params and reason",
+    ),
     TopicSpec(
         TABLE_COMMANDS,
         TABLE_PARTITIONS,
@@ -44,5 +76,11 @@ TOPICS: tuple[TopicSpec, ...] = (
         1,
         retention_ms=4 * WEEK_MS,
         description="messages on table.commands that could not be read, with the reason",
+    ),
+    TopicSpec(
+        RATING_RESULTS,
+        1,  # one partition: one fixed order in which ratings are applied (RULES.md §9)
+        retention_ms=-1,
+        description="results of rated hands, in the order ratings apply them; never deleted",
     ),
 )

@@ -20,9 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
+from prometheus_client import Counter, Histogram
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.lobby import RequestEnvelope, TableFinished
+from schemas.rating import RatedHandResult, encode_result
 from schemas.table import (
     CommandRejected,
     DeadLetter,
@@ -47,7 +50,10 @@ from services.runtime.log import (
     Transaction,
     read_through,
 )
+from services.runtime.ops import LATENCY_BUCKETS
 from services.runtime.topics import (
+    MATCH_REQUESTS,
+    RATING_RESULTS,
     TABLE_COMMANDS,
     TABLE_DLQ,
     TABLE_EVENTS,
@@ -56,6 +62,23 @@ from services.runtime.topics import (
 )
 
 log = logging.getLogger("mahjong.table")
+
+COMMANDS = Counter("mahjong_table_commands", "Commands read from table.commands, by type", ["type"])
+REJECTIONS = Counter(
+    "mahjong_table_rejections", "Commands refused on table.replies, by reason code", ["code"]
+)
+DEAD_LETTERS = Counter("mahjong_table_dead_letters", "Unreadable commands sent to the DLQ")
+EVENTS = Counter("mahjong_table_events", "Events appended to table.events")
+HANDS = Counter("mahjong_table_hands", "Hands dealt (started) and finished (ended)", ["stage"])
+TRANSACTIONS = Counter("mahjong_table_transactions", "Log transactions, by outcome", ["outcome"])
+COMMAND_LATENCY = Histogram(
+    "mahjong_table_command_latency_seconds",
+    "From reading a command to the commit of the transaction holding its events",
+    buckets=LATENCY_BUCKETS,
+)
+
+BETWEEN_HANDS_MS = 5_000
+"""At a table playing hands in a row, the next hand's clocks start this much later."""
 
 
 @dataclass(slots=True)
@@ -70,6 +93,8 @@ class Table:
     start_command_id: str = ""
     start_offset: int = 0  # where the current hand's log starts in table.events
     broken: bool = False  # its log did not replay: refuse commands until an operator looks
+    session: StartHand | None = None  # the command that started this run of hands
+    session_first: int = 0  # the number of the run's first hand
 
     @property
     def in_hand(self) -> bool:
@@ -124,11 +149,13 @@ class TableService:
     async def _process(self, processor: Processor, partition: int, records: list[Record]) -> None:
         if partition not in processor.assignment():
             return  # revoked since the poll: the new owner reads these commands
+        began = time.perf_counter()
         try:
             async with processor.transaction(partition, records[-1].offset + 1) as txn:
                 for record in records:
                     await self._handle_record(txn, partition, record)
         except Exception:
+            TRANSACTIONS.labels("failed").inc()
             if partition not in processor.assignment():
                 log.info("partition %d was revoked during its transaction", partition)
                 return
@@ -137,6 +164,11 @@ class TableService:
             log.exception("transaction failed; recovering partition %d", partition)
             await processor.rewind(partition)
             await self._recover(partition)
+        else:
+            TRANSACTIONS.labels("committed").inc()
+            elapsed = time.perf_counter() - began
+            for _ in records:
+                COMMAND_LATENCY.observe(elapsed)
 
     # --- one command ------------------------------------------------------------------------
 
@@ -153,15 +185,16 @@ class TableService:
         if table is None:
             table = self.tables[command.table_id] = Table(command.table_id, partition)
         self.commands_handled += 1
+        COMMANDS.labels(_kind(command)).inc()
         if table.broken:
             self._reject(txn, table, command, "table_unavailable", "this table is under repair")
             return
         if isinstance(command, StartHand):
             await self._start_hand(txn, table, command)
         else:
-            self._play(txn, table, command)
+            await self._play(txn, table, command)
 
-    def _play(self, txn: Transaction, table: Table, command: cmd.HandCommand) -> None:
+    async def _play(self, txn: Transaction, table: Table, command: cmd.HandCommand) -> None:
         if table.state is None:
             self._reject(txn, table, command, "no_hand", "no hand has been dealt at this table")
             return
@@ -183,10 +216,45 @@ class TableService:
         result += tick(table.state, now, timed_out, command.command_id)
         self._append(txn, table, result)
         if table.state.phase == "ended":
+            HANDS.labels("ended").inc()
             self._head(txn, table, ended=True)
+            if table.state.rated:
+                self._rated_result(txn, table.state)
+            await self._after_hand(txn, table)
+
+    async def _after_hand(self, txn: Transaction, table: Table) -> None:
+        """Deal the run's next hand (the seats move on by one, so the dealer rotates), or
+        tell matchmaking that the table is over."""
+        session = table.session
+        if session is None:
+            return
+        played = table.hands_started - table.session_first + 1
+        if played < session.hands:
+            turn = played % 4
+            nxt = msgspec.structs.replace(
+                session,
+                players=session.players[turn:] + session.players[:turn],
+                computer_seats=sorted((s - turn) % 4 for s in session.computer_seats),
+                command_id=f"{session.command_id}#{played + 1}" if session.command_id else "",
+            )
+            await self._deal(txn, table, nxt, pause_ms=BETWEEN_HANDS_MS)
+        elif session.lobby:
+            done = TableFinished(
+                player="table-service",
+                request_id=f"finished:{table.table_id}",
+                table_id=table.table_id,
+            )
+            txn.send_soon(
+                Outgoing(MATCH_REQUESTS, table.table_id, encode(RequestEnvelope(request=done)), 0)
+            )
 
     async def _start_hand(self, txn: Transaction, table: Table, command: StartHand) -> None:
-        if command.command_id and command.command_id in (table.start_command_id, *table.seen):
+        session_id = "" if table.session is None else table.session.command_id
+        if command.command_id and command.command_id in (
+            table.start_command_id,
+            session_id,
+            *table.seen,
+        ):
             self._reject(txn, table, command, "duplicate", "this hand was already started")
             return
         if table.in_hand:
@@ -196,6 +264,12 @@ class TableService:
         if problem is not None:
             self._reject(txn, table, command, *problem)
             return
+        table.session, table.session_first = command, table.hands_started + 1
+        await self._deal(txn, table, command)
+
+    async def _deal(
+        self, txn: Transaction, table: Table, command: StartHand, pause_ms: int = 0
+    ) -> None:
         seed = self.seed_source(32)
         number = table.hands_started + 1
         state, events = start_hand(
@@ -209,8 +283,13 @@ class TableService:
             clock=command.clock,
             rated=command.rated,
             computer_seats=list(command.computer_seats),
+            pace=command.pace,
         )
-        events += tick(state, self.now_ms(), command_id=command.command_id)
+        # The clocks of a hand dealt right after another start after a pause, so players
+        # can read the last settlement first.
+        events += tick(state, self.now_ms() + pause_ms, command_id=command.command_id)
+        EVENTS.inc(len(events))
+        HANDS.labels("started").inc()
         first = await txn.send(self._event_record(table, events[0]))
         for e in events[1:]:
             txn.send_soon(self._event_record(table, e))
@@ -227,6 +306,7 @@ class TableService:
         )
 
     def _append(self, txn: Transaction, table: Table, events: list[ev.Event]) -> None:
+        EVENTS.inc(len(events))
         for e in events:
             txn.send_soon(self._event_record(table, e))
 
@@ -244,8 +324,26 @@ class TableService:
             start_offset=table.start_offset,
             start_command_id=table.start_command_id,
             ended=ended,
+            session=table.session,
+            session_first=table.session_first,
         )
         txn.send_soon(Outgoing(TABLE_HEADS, table.table_id, encode(head), table.partition))
+
+    def _rated_result(self, txn: Transaction, state: HandState) -> None:
+        """A rated hand's result goes to ``rating.results`` in the same transaction as its
+        end: one partition, so ratings apply results in one fixed order (RULES.md §9)."""
+        result = RatedHandResult(
+            table_id=state.table_id,
+            hand_id=state.hand_id,
+            players=list(state.players),
+            points=list(state.scores),
+            rated=state.rated,
+            clock=None if state.clock is None else state.clock.preset,
+            computer_seats=list(state.computer_seats),
+            preset=state.preset,
+            ended_at_ms=self.now_ms(),
+        )
+        txn.send_soon(Outgoing(RATING_RESULTS, state.table_id, encode_result(result), 0))
 
     def _reject(
         self,
@@ -257,6 +355,7 @@ class TableService:
         params: dict[str, str | int] | None = None,
     ) -> None:
         self.rejections += 1
+        REJECTIONS.labels(code).inc()
         reply = CommandRejected(
             table_id=table.table_id,
             command_id=command.command_id,
@@ -275,8 +374,14 @@ class TableService:
         )
 
     def _dead_letter(self, txn: Transaction, record: Record, reason: str) -> None:
+        DEAD_LETTERS.inc()
         log.warning(
-            "dead letter at %s/%d@%d: %s", record.topic, record.partition, record.offset, reason
+            "dead letter at %s/%d@%d: %s",
+            record.topic,
+            record.partition,
+            record.offset,
+            reason,
+            extra={"table_id": record.key, "partition": record.partition, "offset": record.offset},
         )
         letter = DeadLetter(
             source_topic=record.topic,
@@ -312,6 +417,8 @@ class TableService:
                 hands_started=head.hands_started,
                 start_command_id=head.start_command_id,
                 start_offset=head.start_offset,
+                session=head.session,
+                session_first=head.session_first,
             )
         if not active:
             return
@@ -330,7 +437,11 @@ class TableService:
                 table.state = replay(events)
             except ReplayError:
                 # A log this service cannot fold is left alone for an operator, not guessed.
-                log.exception("table %s: its hand log does not replay; not serving it", table_id)
+                log.exception(
+                    "table %s: its hand log does not replay; not serving it",
+                    table_id,
+                    extra={"table_id": table_id, "hand_id": active[table_id].hand_id},
+                )
                 table.broken = True
                 continue
             table.seen = {e.command_id for e in events if e.command_id}
@@ -341,6 +452,19 @@ class TableService:
             len(active),
             start,
         )
+
+
+_KINDS: dict[type, str] = {}
+
+
+def _kind(command: object) -> str:
+    """A command's ``type`` tag (``start_hand``, ``discard``, ...), for the metrics."""
+    kind = type(command)
+    tag = _KINDS.get(kind)
+    if tag is None:
+        config = getattr(kind, "__struct_config__", None)
+        tag = _KINDS[kind] = str(getattr(config, "tag", None) or kind.__name__)
+    return tag
 
 
 def _start_problem(command: StartHand) -> tuple[str, str] | None:
@@ -355,4 +479,8 @@ def _start_problem(command: StartHand) -> tuple[str, str] | None:
         return "rated_needs_clock", "a rated hand needs a clock"
     if command.rated and command.computer_seats:
         return "rated_needs_humans", "a rated hand needs four human players"
+    if command.pace not in ("instant", "fast", "normal", "slow"):
+        return "unknown_pace", f"unknown pace {command.pace!r}"
+    if not 1 <= command.hands <= 16:
+        return "bad_hands", "a table plays 1 to 16 hands"
     return None

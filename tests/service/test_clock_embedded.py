@@ -18,12 +18,13 @@ from typing import Any
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.rating import decode_result
 from schemas.table import CommandEnvelope, StartHand, decode_command, encode
 from services.audit import audit_hand
 from services.clock.service import ClockService
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing
-from services.runtime.topics import TABLE_COMMANDS, TOPICS
+from services.runtime.topics import RATING_RESULTS, TABLE_COMMANDS, TOPICS
 from services.table.service import TableService
 from tests.service.logs import assert_exactly_once, hand_logs, records, replies
 
@@ -71,8 +72,12 @@ def clock_service(log: EmbeddedLog) -> tuple[ClockService, asyncio.Event, asynci
     return clock, stop, asyncio.create_task(clock.run(stop))
 
 
-async def start_hand(log: EmbeddedLog, table: str, clock: str | None = "bullet") -> None:
-    start = StartHand(table_id=table, players=["a", "b", "c", "d"], clock=clock, command_id="s")
+async def start_hand(
+    log: EmbeddedLog, table: str, clock: str | None = "bullet", rated: bool = False
+) -> None:
+    start = StartHand(
+        table_id=table, players=["a", "b", "c", "d"], clock=clock, rated=rated, command_id="s"
+    )
     await log.produce([Outgoing(TABLE_COMMANDS, table, encode(CommandEnvelope(command=start)))])
 
 
@@ -178,3 +183,22 @@ async def test_an_early_timeout_is_refused_and_changes_nothing(tmp_path: Path) -
         rejected = await replies(log)
     assert after == before
     assert [r.rejected.code for r in rejected] == ["not_due"]
+
+
+@synchronously
+async def test_only_a_rated_hand_leaves_a_result_for_the_ratings(tmp_path: Path) -> None:
+    async with table_service(tmp_path) as log:
+        _, stop, task = clock_service(log)
+        await start_hand(log, "rated", rated=True)
+        await start_hand(log, "casual")
+        await until_ended(log, ["rated", "casual"])
+        stop.set()
+        await task
+        results = [decode_result(r.value) for r in await records(log, RATING_RESULTS)]
+        (rated,) = [v for k, v in (await hand_logs(log)).items() if k[0] == "rated"]
+    assert [r.table_id for r in results] == ["rated"]
+    (result,) = results
+    ended = rated[-1]
+    assert isinstance(ended, ev.HandEnded)
+    assert result.points == ended.scores and result.rated and result.clock == "bullet"
+    assert result.players == ["a", "b", "c", "d"] and result.hand_id == ended.hand_id

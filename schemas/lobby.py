@@ -1,0 +1,217 @@
+"""Matchmaking: requests players send (``match.requests``), the lobby's events
+(``lobby.events``) and the answers to refused requests (``match.replies``).
+
+Players are named by their account id. The gateway authenticates them and is the only
+producer of requests, so ``player`` is trusted here; it also adds the player's current
+rating to Quick Play requests (the matchmaking service keeps no ratings of its own).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from schemas import SCHEMA_VERSION
+
+Strength = Literal["easy", "normal", "strong"]
+ClockPreset = Literal["bullet", "blitz", "standard", "relaxed"]
+
+
+class TableOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """What a table's creator chooses (RULES.md §9).
+
+    ``computers``: the strength of computer players that may fill empty seats, or null for
+    none. A table with a computer seat is casual, and so is an untimed table (``clock``
+    null); asking for either on a rated table is refused.
+    """
+
+    rated: bool = False
+    clock: ClockPreset | None = "standard"
+    public: bool = True
+    computers: Strength | None = None
+    pace: Literal["instant", "fast", "normal", "slow"] = "normal"  # the computers' pace
+    hands: int = 4  # hands the table plays before it closes (1 to 16)
+
+
+# --- requests (match.requests) -------------------------------------------------------------
+
+
+class MatchRequest(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Fields every request carries: who asks, and an id to answer and to drop duplicates."""
+
+    player: str
+    request_id: str
+
+
+class CreateTable(MatchRequest, frozen=True, tag="create_table"):
+    """Open a table and take its first seat."""
+
+    options: TableOptions = TableOptions()
+
+
+class JoinTable(MatchRequest, frozen=True, tag="join_table"):
+    """Take a seat at an open table; a private table needs its invite ``code``."""
+
+    table_id: str
+    code: str | None = None
+
+
+class LeaveTable(MatchRequest, frozen=True, tag="leave_table"):
+    """Give up one's seat before the table starts."""
+
+    table_id: str
+
+
+class FillWithComputers(MatchRequest, frozen=True, tag="fill_with_computers"):
+    """The creator starts the table now, computers taking the empty seats."""
+
+    table_id: str
+
+
+class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
+    """Quick Play: wait for a rated ``standard`` table of four humans of close rating.
+
+    ``computers_after_s``: if no table has formed after that long, start a casual table with
+    computers in the empty seats.
+    """
+
+    rating: float = 1500.0
+    computers_after_s: int | None = None
+
+
+class LeaveQueue(MatchRequest, frozen=True, tag="leave_queue"):
+    """Stop waiting in the Quick Play queue."""
+
+
+class TableFinished(MatchRequest, frozen=True, tag="table_finished"):
+    """Sent by the table service (``player`` "table-service") in the transaction that ends a
+    table's last hand: its players are free again."""
+
+    table_id: str
+
+
+Request = (
+    CreateTable
+    | JoinTable
+    | LeaveTable
+    | FillWithComputers
+    | JoinQueue
+    | LeaveQueue
+    | TableFinished
+)
+
+
+class RequestEnvelope(msgspec.Struct, frozen=True, kw_only=True):
+    """A record on ``match.requests``."""
+
+    request: Request
+    v: int = SCHEMA_VERSION
+
+
+# --- lobby events (lobby.events) ------------------------------------------------------------
+
+
+class LobbyEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Fields every lobby event carries: the request that caused it ("" for the service's
+    own decisions, such as a Quick Play match) and the service's time."""
+
+    request_id: str = ""
+    at_ms: int = 0
+
+
+class TableOpened(LobbyEvent, frozen=True, tag="table_opened"):
+    """A table was created. ``code`` is set for private tables only; the gateway never shows
+    it to anyone but the creator, and private tables never appear in the lobby."""
+
+    table_id: str
+    creator: str
+    options: TableOptions
+    code: str | None = None
+    quick_play: bool = False
+
+
+class SeatTaken(LobbyEvent, frozen=True, tag="seat_taken"):
+    """A player sat down at a table that has not started."""
+
+    table_id: str
+    player: str
+
+
+class SeatLeft(LobbyEvent, frozen=True, tag="seat_left"):
+    """A player left a table before it started."""
+
+    table_id: str
+    player: str
+
+
+class TableStarted(LobbyEvent, frozen=True, tag="table_started"):
+    """The table is full and its first hand is being dealt. ``players`` is the seat order,
+    drawn at random; computer seats are named ``computer:<strength>:<n>``."""
+
+    table_id: str
+    players: list[str]
+    computer_seats: list[int]
+    rated: bool
+    clock: ClockPreset | None
+
+
+class TableClosed(LobbyEvent, frozen=True, tag="table_closed"):
+    """The table is over: all its hands were played, or everyone left before the start."""
+
+    table_id: str
+    reason: Literal["finished", "abandoned"]
+
+
+class QueueJoined(LobbyEvent, frozen=True, tag="queue_joined"):
+    """A player is waiting for Quick Play."""
+
+    player: str
+    rating: float
+    computers_after_s: int | None = None
+
+
+class QueueLeft(LobbyEvent, frozen=True, tag="queue_left"):
+    """A player stopped waiting: they left, or were matched (``matched_table``)."""
+
+    player: str
+    matched_table: str | None = None
+
+
+Event = TableOpened | SeatTaken | SeatLeft | TableStarted | TableClosed | QueueJoined | QueueLeft
+
+
+class LobbyEnvelope(msgspec.Struct, frozen=True, kw_only=True):
+    """A record on ``lobby.events``."""
+
+    event: Event
+    v: int = SCHEMA_VERSION
+
+
+class RequestRefused(msgspec.Struct, frozen=True, kw_only=True):
+    """The answer to a request that changed nothing (``match.replies``): a stable code, its
+    parameters, and an English reason (clients translate the code)."""
+
+    request_id: str
+    player: str
+    code: str
+    reason: str
+    params: dict[str, str | int] = {}
+    v: int = SCHEMA_VERSION
+
+
+_request_decoder = msgspec.json.Decoder(RequestEnvelope)
+_event_decoder = msgspec.json.Decoder(LobbyEnvelope)
+
+
+def decode_request(raw: bytes) -> Request:
+    """A request from ``match.requests``; raises ``msgspec.DecodeError`` with the reason."""
+    envelope = _request_decoder.decode(raw)
+    if envelope.v > SCHEMA_VERSION:
+        raise msgspec.ValidationError(f"schema version {envelope.v} is newer than {SCHEMA_VERSION}")
+    return envelope.request
+
+
+def decode_lobby_event(raw: bytes) -> Event:
+    """An event from ``lobby.events``."""
+    return _event_decoder.decode(raw).event

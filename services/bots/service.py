@@ -1,0 +1,231 @@
+"""``BotService``: play the computer seats of every table whose ``table.events`` partition it
+is assigned.
+
+It follows the hand logs of tables that have computer seats, folds each into a hand state,
+and when a computer seat has a decision pending it hands the bot that seat's ``SeatView``
+(RULES.md §10, exactly what a human client gets) and sends the bot's ordinary command after
+the table's pace. A bot's command id names its decision (``bot:<hand>:<decision>:<seat>``),
+so a command sent again after a restart is answered as a duplicate, never applied twice.
+On assignment the state is rebuilt from the tails of the active hands, like the clock's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass, field
+
+import msgspec
+from prometheus_client import Counter
+
+from schemas import commands as cmd
+from schemas import events as ev
+from schemas.table import CommandEnvelope, decode_event, encode
+from services.bots import make_bot
+from services.bots.bot import Bot
+from services.bots.botview import from_seat_view
+from services.bots.pace import PACES, Pace
+from services.rules.hand import pending_seats
+from services.rules.state import HandState, ReplayError, apply
+from services.rules.view import seat_view
+from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
+from services.runtime.ops import RoundTrips
+from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
+from services.table.tail import active_tail
+
+log = logging.getLogger("mahjong.bots")
+
+DECISIONS = Counter("mahjong_bot_decisions", "Decisions made for computer seats", ["strength"])
+SENT = Counter("mahjong_bot_commands_sent", "Bot commands sent to table.commands", ["paced"])
+
+COMPUTER_PREFIX = "computer:"
+
+
+def strength_of(player: str) -> str:
+    """``computer:<strength>:<n>`` → ``<strength>``."""
+    return player.split(":")[1]
+
+
+@dataclass(slots=True)
+class TablePlay:
+    """A table with computer seats, as the service follows it."""
+
+    partition: int
+    state: HandState
+    bots: dict[int, Bot]
+    pace: Pace
+    asked: set[tuple[int, int]] = field(default_factory=set)  # (decision_seq, seat) answered
+
+
+class BotService:
+    """Computer players for every table with computer seats in its partitions."""
+
+    def __init__(
+        self,
+        event_log: EventLog,
+        *,
+        group: str = "bots",
+        pace: str | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.log = event_log
+        self.group = group
+        self.pace_override = None if pace is None else PACES[pace]
+        self.rng = rng or random.Random()
+        self.tables: dict[str, TablePlay] = {}
+        self.positions: dict[int, int] = {}
+        self.processor: Processor | None = None
+        self.ready = asyncio.Event()
+        self.decisions = 0
+        self._timers: set[asyncio.Task[None]] = set()
+        self.round_trips = RoundTrips("bots")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Play until ``stop`` is set."""
+        processor = self.log.processor(self.group, TABLE_EVENTS, self._assigned, self._revoked)
+        self.processor = processor
+        await processor.start()
+        self.ready.set()
+        try:
+            while not stop.is_set():
+                batch = await processor.poll(1000, timeout_s=0.05)
+                touched: set[str] = set()
+                for partition, records in batch.items():
+                    touched |= self._follow(partition, records)
+                await self._play(touched)
+        finally:
+            for timer in self._timers:
+                timer.cancel()
+            await asyncio.gather(*self._timers, return_exceptions=True)
+            await processor.stop()
+            self.ready.clear()
+
+    # --- following the hands -------------------------------------------------------------------
+
+    def _follow(self, partition: int, records: list[Record]) -> set[str]:
+        start = self.positions.get(partition)
+        if start is None:
+            return set()
+        touched = set()
+        for record in records:
+            if record.offset >= start and self._fold(partition, record):
+                touched.add(record.key)
+        self.positions[partition] = max(start, records[-1].offset + 1)
+        return touched
+
+    def _fold(self, partition: int, record: Record) -> bool:
+        """Fold one event; whether it belongs to a table with computer seats."""
+        if record.key not in self.tables and b'"type":"hand_started"' not in record.value:
+            return False
+        event = decode_event(record.value)
+        if event.command_id:
+            self.round_trips.seen(event.command_id)
+        if isinstance(event, ev.HandStarted):
+            self.tables.pop(event.table_id, None)
+            if not event.computer_seats:
+                return False
+            self.tables[event.table_id] = TablePlay(
+                partition,
+                HandState(),
+                {s: make_bot(strength_of(event.seats[s])) for s in event.computer_seats},
+                self.pace_override or PACES.get(event.pace, PACES["normal"]),
+            )
+        play = self.tables.get(event.table_id)
+        if play is None:
+            return False
+        try:
+            apply(play.state, event)
+        except ReplayError:
+            log.exception(
+                "table %s: its log does not fold; leaving it",
+                event.table_id,
+                extra={"table_id": event.table_id, "hand_id": event.hand_id},
+            )
+            del self.tables[event.table_id]
+            return False
+        if isinstance(event, ev.HandEnded):
+            del self.tables[event.table_id]
+            return False
+        return True
+
+    # --- deciding --------------------------------------------------------------------------------
+
+    async def _play(self, table_ids: set[str]) -> None:
+        now: list[Outgoing] = []
+        for table_id in sorted(table_ids):
+            play = self.tables.get(table_id)
+            if play is None:
+                continue
+            for seat in pending_seats(play.state):
+                key = (play.state.decision_seq, seat)
+                if seat not in play.bots or key in play.asked:
+                    continue
+                play.asked.add(key)
+                view = from_seat_view(seat_view(play.state, seat))
+                command = _addressed(play.bots[seat].decide(view), play.state)
+                self.decisions += 1
+                DECISIONS.labels(play.bots[seat].strength).inc()
+                delay = play.pace.delay(view, self.rng)
+                if delay <= 0:
+                    now.append(_record(command))
+                    self.round_trips.sent(command.command_id)
+                else:
+                    self._later(delay, table_id, key, command)
+        if now:
+            await self.log.produce(now)
+            SENT.labels("no").inc(len(now))
+
+    def _later(
+        self, delay: float, table_id: str, key: tuple[int, int], command: cmd.HandCommand
+    ) -> None:
+        async def send() -> None:
+            await asyncio.sleep(delay)
+            play = self.tables.get(table_id)
+            if play is None or play.state.hand_id != command.hand_id:
+                return
+            if play.state.decision_seq != key[0] or key[1] not in pending_seats(play.state):
+                return  # the decision went away meanwhile (someone else's claim)
+            await self.log.produce([_record(command)])
+            SENT.labels("yes").inc()
+            self.round_trips.sent(command.command_id)
+
+        task = asyncio.create_task(send())
+        self._timers.add(task)
+        task.add_done_callback(self._timers.discard)
+
+    # --- assignment --------------------------------------------------------------------------
+
+    async def _assigned(self, partitions: set[int]) -> None:
+        assert self.processor is not None
+        for p in sorted(partitions):
+            await self._revoked({p})
+            start, end = await active_tail(self.log, p)
+            self.positions[p] = start
+            async for record in read_through(self.log, TABLE_EVENTS, p, start, end):
+                self._fold(p, record)
+            self.positions[p] = end
+            self.processor.seek(p, end)
+            # Decisions pending when the service stopped are answered now.
+            await self._play({t for t, play in self.tables.items() if play.partition == p})
+
+    async def _revoked(self, partitions: set[int]) -> None:
+        for p in partitions:
+            self.positions.pop(p, None)
+        for table_id in [t for t, x in self.tables.items() if x.partition in partitions]:
+            del self.tables[table_id]
+
+
+def _addressed(command: cmd.HandCommand, state: HandState) -> cmd.HandCommand:
+    return msgspec.structs.replace(
+        command,
+        table_id=state.table_id,
+        hand_id=state.hand_id,
+        decision_seq=state.decision_seq,
+        command_id=f"bot:{state.hand_id}:{state.decision_seq}:{command.seat}",
+    )
+
+
+def _record(command: cmd.HandCommand) -> Outgoing:
+    envelope = CommandEnvelope(command=command)  # type: ignore[arg-type]  # a concrete command
+    return Outgoing(TABLE_COMMANDS, command.table_id, encode(envelope))

@@ -1,0 +1,1 @@
+"""The matchmaking service: the lobby, private tables, Quick Play."""

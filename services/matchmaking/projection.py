@@ -1,0 +1,191 @@
+"""The lobby list as a PostgreSQL projection of ``lobby.events`` (the distributed mode).
+
+``lobby.tables`` holds one row per table that is open or playing (closed ones are deleted),
+with its public facts; ``lobby.position`` the next ``lobby.events`` offset to project. A
+batch of events and the position move in one database transaction, so a crash re-projects
+nothing twice and loses nothing. Invite codes are never written here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import asyncpg
+from prometheus_client import Counter
+
+from schemas import lobby as lb
+from services.matchmaking.lobby import Lobby, Table, apply
+from services.runtime.log import EventLog
+from services.runtime.topics import LOBBY_EVENTS
+
+log = logging.getLogger("mahjong.lobby")
+
+PROJECTED = Counter("mahjong_lobby_projected_events", "lobby.events projected into PostgreSQL")
+
+MIGRATIONS = (
+    """
+    CREATE SCHEMA IF NOT EXISTS lobby;
+    CREATE TABLE IF NOT EXISTS lobby.tables (
+        table_id   text PRIMARY KEY,
+        creator    text NOT NULL,
+        public     boolean NOT NULL,
+        rated      boolean NOT NULL,
+        clock      text,
+        computers  text,
+        hands      integer NOT NULL,
+        quick_play boolean NOT NULL,
+        seated     text[] NOT NULL,
+        started    boolean NOT NULL,
+        players    text[] NOT NULL,
+        opened_ms  bigint NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS lobby_tables_listed ON lobby.tables (opened_ms)
+        WHERE public AND NOT started;
+    CREATE TABLE IF NOT EXISTS lobby.position (
+        topic       text PRIMARY KEY,
+        next_offset bigint NOT NULL
+    );
+    """,
+)
+
+_COLUMNS = (
+    "table_id, creator, public, rated, clock, computers, hands, quick_play, seated, started, "
+    "players, opened_ms"
+)
+
+
+class LobbyProjection:
+    """Follows ``lobby.events`` into PostgreSQL; ``public_tables`` is the lobby list."""
+
+    def __init__(self, event_log: EventLog, dsn: str) -> None:
+        self.log = event_log
+        self.dsn = dsn
+        self.pool: asyncpg.Pool | None = None
+        self.lobby = Lobby()
+        self.position = 0
+        self.projected = 0
+        self.ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self.pool = await asyncpg.create_pool(self.dsn, min_size=1, max_size=2)
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('mahjong-lobby'))")
+            for sql in MIGRATIONS:
+                await conn.execute(sql)
+            rows = await conn.fetch(f"SELECT {_COLUMNS} FROM lobby.tables")
+            position = await conn.fetchval(
+                "SELECT next_offset FROM lobby.position WHERE topic = $1", LOBBY_EVENTS
+            )
+        for row in rows:
+            table = _table_of(row)
+            self.lobby.tables[table.table_id] = table
+            for player in table.seated:
+                self.lobby.at[player] = table.table_id
+        self.position = int(position or 0)
+
+    async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Project until ``stop`` is set."""
+        await self.start()
+        self.ready.set()
+        try:
+            while not stop.is_set():
+                if not await self.step():
+                    await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
+        finally:
+            await self.close()
+
+    async def step(self, limit: int = 1000) -> int:
+        """Project the next batch of events; how many there were."""
+        assert self.pool is not None
+        records = await self.log.read(LOBBY_EVENTS, 0, self.position, limit)
+        if not records:
+            return 0
+        touched: set[str] = set()
+        for record in records:
+            event = lb.decode_lobby_event(record.value)
+            apply(self.lobby, event)
+            table_id = getattr(event, "table_id", None)
+            if table_id is not None:
+                touched.add(table_id)
+        upserts = [_row(self.lobby.tables[t]) for t in touched if t in self.lobby.tables]
+        gone = [t for t in touched if t not in self.lobby.tables]
+        next_offset = records[-1].offset + 1
+        async with self.pool.acquire() as conn, conn.transaction():
+            stored = await conn.fetchval(
+                "SELECT next_offset FROM lobby.position WHERE topic = $1 FOR UPDATE",
+                LOBBY_EVENTS,
+            )
+            if stored is not None and int(stored) != self.position:
+                raise RuntimeError(
+                    f"another projector moved lobby.position to {stored}; restart to resync"
+                )
+            await conn.execute("DELETE FROM lobby.tables WHERE table_id = ANY($1)", gone)
+            await conn.executemany(
+                f"INSERT INTO lobby.tables ({_COLUMNS}) VALUES "
+                "($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT (table_id) DO UPDATE SET "
+                "seated = EXCLUDED.seated, started = EXCLUDED.started, "
+                "players = EXCLUDED.players",
+                upserts,
+            )
+            await conn.execute(
+                "INSERT INTO lobby.position VALUES ($1, $2) ON CONFLICT (topic) DO UPDATE "
+                "SET next_offset = EXCLUDED.next_offset",
+                LOBBY_EVENTS,
+                next_offset,
+            )
+        self.position = next_offset
+        self.projected += len(records)
+        PROJECTED.inc(len(records))
+        return len(records)
+
+    async def public_tables(self) -> list[dict[str, object]]:
+        """The lobby list: public tables not yet started, oldest first."""
+        assert self.pool is not None
+        rows = await self.pool.fetch(
+            f"SELECT {_COLUMNS} FROM lobby.tables WHERE public AND NOT started "
+            "ORDER BY opened_ms, table_id"
+        )
+        return [dict(r) for r in rows]
+
+
+def _row(t: Table) -> tuple[object, ...]:
+    o = t.options
+    return (
+        t.table_id,
+        t.creator,
+        o.public,
+        o.rated,
+        o.clock,
+        o.computers,
+        o.hands,
+        t.quick_play,
+        list(t.seated),
+        t.started,
+        list(t.players),
+        t.opened_ms,
+    )
+
+
+def _table_of(row: asyncpg.Record) -> Table:
+    options = lb.TableOptions(
+        rated=row["rated"],
+        clock=row["clock"],
+        public=row["public"],
+        computers=row["computers"],
+        hands=row["hands"],
+    )
+    return Table(
+        table_id=row["table_id"],
+        creator=row["creator"],
+        options=options,
+        quick_play=row["quick_play"],
+        seated=list(row["seated"]),
+        started=row["started"],
+        players=list(row["players"]),
+        opened_ms=row["opened_ms"],
+    )

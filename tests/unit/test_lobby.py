@@ -1,0 +1,345 @@
+"""The lobby's decisions (RULES.md §9): tables, seats, private codes, Quick Play."""
+
+from __future__ import annotations
+
+import random
+from itertools import count
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schemas import lobby as lb
+from schemas.table import StartHand
+from services.matchmaking.lobby import (
+    Chance,
+    Lobby,
+    Output,
+    allowed_gap,
+    apply,
+    decide,
+    match_queue,
+)
+
+T0 = 1_000_000
+
+
+def chance(seed: int = 1) -> Chance:
+    rng = random.Random(seed)
+    ids = count()
+    return Chance(token=lambda n: f"x{next(ids)}", shuffle=rng.shuffle)
+
+
+_ids = count()
+
+
+def ask(lobby: Lobby, request: lb.Request, now: int = T0, c: Chance | None = None) -> Output:
+    """Decide and apply; the request must be accepted."""
+    out = decide(lobby, request, now, c or chance())
+    assert not isinstance(out, lb.RequestRefused), out
+    fold(lobby, out)
+    return out
+
+
+def refused(lobby: Lobby, request: lb.Request, now: int = T0) -> str:
+    out = decide(lobby, request, now, chance())
+    assert isinstance(out, lb.RequestRefused), out
+    return out.code
+
+
+def fold(lobby: Lobby, out: Output) -> None:
+    for e in out:
+        if not isinstance(e, StartHand):
+            apply(lobby, e)
+
+
+def rid() -> str:
+    return f"r{next(_ids)}"
+
+
+def create(lobby: Lobby, player: str, **options: object) -> str:
+    out = ask(
+        lobby, lb.CreateTable(player=player, request_id=rid(), options=lb.TableOptions(**options))
+    )  # type: ignore[arg-type]
+    opened = out[0]
+    assert isinstance(opened, lb.TableOpened)
+    return opened.table_id
+
+
+def join(table: str, player: str, code: str | None = None) -> lb.JoinTable:
+    return lb.JoinTable(player=player, request_id=rid(), table_id=table, code=code)
+
+
+def queue(player: str, rating: float, after: int | None = None) -> lb.JoinQueue:
+    return lb.JoinQueue(player=player, request_id=rid(), rating=rating, computers_after_s=after)
+
+
+# --- tables ---------------------------------------------------------------------------------
+
+
+def test_a_created_public_table_is_listed_with_its_creator_seated() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann")
+    assert [t.table_id for t in lobby.public_tables()] == [table]
+    assert lobby.tables[table].seated == ["ann"] and lobby.seated_at("ann") == table
+
+
+def test_a_private_table_is_never_listed_and_has_an_unguessable_code() -> None:
+    lobby = Lobby()
+    request = lb.CreateTable(player="ann", request_id=rid(), options=lb.TableOptions(public=False))
+    ask(lobby, request, c=Chance())  # the production source of codes
+    assert lobby.public_tables() == []
+    (table,) = lobby.tables.values()
+    assert table.code is not None and len(table.code) >= 16  # 96 random bits, base64
+
+
+def test_a_private_table_is_joined_only_with_its_code() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann", public=False)
+    code = lobby.tables[table].code
+    assert refused(lobby, join(table, "bob")) == "no_such_table"
+    assert refused(lobby, join(table, "bob", "wrong-code-123")) == "no_such_table"
+    ask(lobby, join(table, "bob", code))
+    assert lobby.tables[table].seated == ["ann", "bob"]
+
+
+def test_the_fourth_player_starts_the_table_in_a_random_seat_order() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann", rated=True, clock="blitz", hands=2)
+    for p in ("bob", "cid"):
+        ask(lobby, join(table, p))
+    out = ask(lobby, join(table, "dan"))
+    started = next(e for e in out if isinstance(e, lb.TableStarted))
+    deal = next(e for e in out if isinstance(e, StartHand))
+    assert sorted(started.players) == ["ann", "bob", "cid", "dan"]
+    assert deal.players == started.players and deal.rated and deal.clock == "blitz"
+    assert deal.hands == 2 and deal.lobby and deal.computer_seats == []
+    assert lobby.tables[table].started and lobby.public_tables() == []
+
+
+def test_seat_orders_are_drawn_at_random() -> None:
+    orders = set()
+    for seed in range(20):
+        lobby = Lobby()
+        table = create(lobby, "ann")
+        for p in ("bob", "cid"):
+            ask(lobby, join(table, p))
+        out = ask(lobby, join(table, "dan"), c=chance(seed))
+        orders.add(tuple(next(e for e in out if isinstance(e, StartHand)).players))
+    assert len(orders) > 5
+
+
+def test_a_full_table_refuses_another_player() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann")
+    for p in ("bob", "cid", "dan"):
+        ask(lobby, join(table, p))
+    assert refused(lobby, join(table, "eve")) == "table_full"
+
+
+def test_a_player_cannot_sit_twice() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann")
+    other = create(lobby, "bob")
+    assert refused(lobby, join(table, "bob")) == "already_seated"
+    assert refused(lobby, join(other, "ann")) == "already_seated"
+    assert refused(lobby, lb.CreateTable(player="ann", request_id=rid())) == "already_seated"
+
+
+def test_an_untimed_rated_table_is_refused() -> None:
+    request = lb.CreateTable(
+        player="ann", request_id=rid(), options=lb.TableOptions(rated=True, clock=None)
+    )
+    assert refused(Lobby(), request) == "rated_needs_clock"
+
+
+def test_a_rated_table_with_computers_is_refused() -> None:
+    request = lb.CreateTable(
+        player="ann", request_id=rid(), options=lb.TableOptions(rated=True, computers="easy")
+    )
+    assert refused(Lobby(), request) == "rated_needs_humans"
+
+
+def test_leaving_frees_the_seat_and_the_last_one_out_closes_the_table() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann")
+    ask(lobby, join(table, "bob"))
+    ask(lobby, lb.LeaveTable(player="bob", request_id=rid(), table_id=table))
+    assert lobby.tables[table].seated == ["ann"] and lobby.seated_at("bob") is None
+    out = ask(lobby, lb.LeaveTable(player="ann", request_id=rid(), table_id=table))
+    assert isinstance(out[-1], lb.TableClosed) and out[-1].reason == "abandoned"
+    assert table not in lobby.tables
+
+
+def test_leaving_a_table_one_does_not_sit_at_is_refused() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann")
+    assert refused(lobby, lb.LeaveTable(player="bob", request_id=rid(), table_id=table)) == (
+        "not_seated"
+    )
+
+
+def test_computers_fill_the_empty_seats_and_make_the_table_casual() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann", computers="strong", clock=None)
+    ask(lobby, join(table, "bob"))
+    out = ask(lobby, lb.FillWithComputers(player="ann", request_id=rid(), table_id=table))
+    deal = next(e for e in out if isinstance(e, StartHand))
+    assert len(deal.computer_seats) == 2 and not deal.rated and deal.clock is None
+    assert sorted(p for p in deal.players if p.startswith("computer:strong:")) == [
+        "computer:strong:0",
+        "computer:strong:1",
+    ]
+
+
+def test_only_the_creator_may_fill_with_computers_and_only_if_allowed() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann", computers="easy")
+    ask(lobby, join(table, "bob"))
+    fill = lb.FillWithComputers(player="bob", request_id=rid(), table_id=table)
+    assert refused(lobby, fill) == "not_creator"
+    plain = create(lobby, "cid")
+    fill = lb.FillWithComputers(player="cid", request_id=rid(), table_id=plain)
+    assert refused(lobby, fill) == "no_computers"
+
+
+def test_a_finished_table_frees_its_players() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann")
+    for p in ("bob", "cid", "dan"):
+        ask(lobby, join(table, p))
+    ask(lobby, lb.TableFinished(player="table-service", request_id=rid(), table_id=table))
+    assert lobby.at == {} and lobby.tables == {}
+
+
+def test_a_resent_request_is_decided_once() -> None:
+    lobby = Lobby()
+    request = lb.CreateTable(player="ann", request_id="same")
+    ask(lobby, request)
+    assert decide(lobby, request, T0, chance()) == []
+
+
+# --- Quick Play -----------------------------------------------------------------------------
+
+
+def test_the_allowed_gap_widens_with_waiting_time() -> None:
+    assert allowed_gap(0) == 50
+    assert allowed_gap(10_000) == 150
+    assert allowed_gap(60_000) == 650
+    assert allowed_gap(-5) == 50
+
+
+def test_four_players_of_close_rating_are_seated_at_a_rated_standard_table() -> None:
+    lobby = Lobby()
+    for i, r in enumerate((1500, 1510, 1490, 1520)):
+        ask(lobby, queue(f"p{i}", r))
+    out = match_queue(lobby, T0, chance())
+    deal = next(e for e in out if isinstance(e, StartHand))
+    assert deal.rated and deal.clock == "standard" and deal.computer_seats == []
+    fold(lobby, out)
+    assert lobby.queue == {} and len(set(lobby.at.values())) == 1
+
+
+def test_players_far_apart_in_rating_wait_until_the_gap_allows() -> None:
+    lobby = Lobby()
+    for i, r in enumerate((1500, 1500, 1500, 1700)):
+        ask(lobby, queue(f"p{i}", r))
+    assert match_queue(lobby, T0 + 10_000, chance()) == []  # gap 150 < 200
+    out = match_queue(lobby, T0 + 15_000, chance())  # gap 200
+    assert any(isinstance(e, lb.TableStarted) for e in out)
+
+
+def test_the_closest_ratings_are_grouped_together() -> None:
+    lobby = Lobby()
+    ratings = {
+        "a": 1500,
+        "b": 1900,
+        "c": 1505,
+        "d": 1895,
+        "e": 1510,
+        "f": 1890,
+        "g": 1495,
+        "h": 1905,
+    }
+    for p, r in ratings.items():
+        ask(lobby, queue(p, r))
+    out = match_queue(lobby, T0, chance())
+    tables = [set(e.players) for e in out if isinstance(e, lb.TableStarted)]
+    assert sorted(map(sorted, tables)) == [["a", "c", "e", "g"], ["b", "d", "f", "h"]]
+
+
+def test_computers_join_a_player_who_opted_in_once_the_time_runs_out() -> None:
+    lobby = Lobby()
+    ask(lobby, queue("solo", 1500, after=20))
+    assert match_queue(lobby, T0 + 19_999, chance()) == []
+    out = match_queue(lobby, T0 + 20_000, chance())
+    deal = next(e for e in out if isinstance(e, StartHand))
+    assert len(deal.computer_seats) == 3 and not deal.rated
+
+
+def test_a_player_is_never_in_two_queues_or_a_queue_and_a_table() -> None:
+    lobby = Lobby()
+    ask(lobby, queue("ann", 1500))
+    assert refused(lobby, queue("ann", 1500)) == "in_queue"
+    assert refused(lobby, lb.CreateTable(player="ann", request_id=rid())) == "in_queue"
+    table = create(lobby, "bob")
+    assert refused(lobby, join(table, "ann")) == "in_queue"
+    assert refused(lobby, queue("bob", 1500)) == "already_seated"
+
+
+def test_leaving_the_queue_works_and_leaving_twice_is_refused() -> None:
+    lobby = Lobby()
+    ask(lobby, queue("ann", 1500))
+    ask(lobby, lb.LeaveQueue(player="ann", request_id=rid()))
+    assert lobby.queue == {}
+    assert refused(lobby, lb.LeaveQueue(player="ann", request_id=rid())) == "not_in_queue"
+
+
+# --- properties -----------------------------------------------------------------------------
+
+PLAYERS = [f"p{i}" for i in range(9)]
+actions = st.lists(
+    st.tuples(
+        st.sampled_from(["create", "join", "leave", "queue", "unqueue", "fill", "tick", "finish"]),
+        st.sampled_from(PLAYERS),
+        st.integers(0, 5),
+        st.integers(1300, 1700),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(actions)
+def test_nobody_is_ever_in_two_places_and_no_table_seats_more_than_four(steps: list) -> None:
+    lobby, c, now = Lobby(), chance(), T0
+    for kind, player, pick, rating in steps:
+        now += 3_000
+        tables = sorted(lobby.tables)
+        table = tables[pick % len(tables)] if tables else "none"
+        request: lb.Request | None = {
+            "create": lb.CreateTable(
+                player=player,
+                request_id=rid(),
+                options=lb.TableOptions(public=pick % 2 == 0, computers="easy"),
+            ),
+            "join": join(
+                table, player, lobby.tables[table].code if table in lobby.tables else None
+            ),
+            "leave": lb.LeaveTable(player=player, request_id=rid(), table_id=table),
+            "queue": queue(player, rating, after=pick * 10 or None),
+            "unqueue": lb.LeaveQueue(player=player, request_id=rid()),
+            "fill": lb.FillWithComputers(player=player, request_id=rid(), table_id=table),
+            "finish": lb.TableFinished(player="table-service", request_id=rid(), table_id=table),
+            "tick": None,
+        }[kind]
+        out = match_queue(lobby, now, c) if request is None else decide(lobby, request, now, c)
+        if not isinstance(out, lb.RequestRefused):
+            fold(lobby, out)
+        places: dict[str, int] = {}
+        for t in lobby.tables.values():
+            assert len(t.seated) <= 4
+            for p in t.seated:
+                places[p] = places.get(p, 0) + 1
+        for p in lobby.queue:
+            places[p] = places.get(p, 0) + 1
+        assert all(n == 1 for n in places.values()), places
