@@ -1,8 +1,9 @@
 """Hand-audit benchmarks: finished hands audited per second, in one process and over two.
 
-The hands are eager random hands with 5% timeouts (wins, kongs and settlements happen). The
-floor is what re-deciding alone costs: ``start_hand`` plus one ``handle`` per logged decision,
-with the commands built beforehand — no audit can be faster than that.
+The hands are eager random hands with 5% timeouts (wins, kongs and settlements happen), given
+as decoded events, as one msgspec JSON array per hand, or as their ``table.events`` records
+(what ``mahjong-planet audit`` reads). The floor is what re-deciding alone costs:
+``start_hand`` plus one ``handle`` per logged decision, with the commands built beforehand.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import msgspec
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.audit import audit_encoded_hands, audit_hands
+from schemas.table import EventEnvelope, encode
+from services.audit import audit_encoded_hands, audit_hand, audit_hands, decode_hand
+from services.audit.encoded_audit import audit_if_exact
 from services.audit.hand_audit import OPENING, command_for
 from services.rules.hand import handle, start_hand
 from services.rules.selfplay import play_random_hand
@@ -59,9 +62,11 @@ def _decisions(events: list[ev.Event]) -> tuple[bytes, list[cmd.HandCommand]]:
 
 def bench_audit(hands: list[list[ev.Event]]) -> Figures:
     encoded = [msgspec.json.encode(h) for h in hands]
+    records = [[encode(EventEnvelope(event=e)) for e in h] for h in hands]
     plans = [(shuffle(seed), seed, commands) for seed, commands in map(_decisions, hands)]
     check = audit_hands(hands)
     assert check.passed == len(hands), check.problems[:3]
+    exact = sum(audit_if_exact(r) is not None for r in records)
 
     def in_memory() -> int:
         return audit_hands(hands).passed
@@ -72,6 +77,17 @@ def bench_audit(hands: list[list[ev.Event]]) -> Figures:
     def encoded_two() -> int:
         return audit_encoded_hands(encoded, processes=2).passed
 
+    def records_one() -> int:
+        return audit_encoded_hands(records, processes=1).passed
+
+    def records_two() -> int:
+        return audit_encoded_hands(records, processes=2).passed
+
+    def decoded_in_full() -> int:
+        # What a log that is not byte for byte the re-decided one costs: every event decoded
+        # (the schema's checks included), then the full audit.
+        return sum(audit_hand(decode_hand(e)).ok for e in encoded)
+
     def floor() -> int:
         for deal, seed, commands in plans:
             state, _ = start_hand("table", "hand", deal, seed=seed)
@@ -80,10 +96,14 @@ def bench_audit(hands: list[list[ev.Event]]) -> Figures:
         return len(plans)
 
     return {
-        "audit_hands_per_s": round(_rate(in_memory)),
+        "audit_records_hands_per_s_parallel": round(_rate(records_two)),
+        "audit_records_hands_per_s_one_process": round(_rate(records_one)),
         "audit_hands_per_s_parallel": round(_rate(encoded_two)),
         "audit_encoded_hands_per_s_one_process": round(_rate(encoded_one)),
+        "audit_hands_per_s": round(_rate(in_memory)),
+        "audit_decoded_in_full_hands_per_s": round(_rate(decoded_in_full)),
         "redecide_floor_hands_per_s": round(_rate(floor)),
+        "audit_exact_logs": exact,
         "audit_events_per_hand": round(sum(map(len, hands)) / len(hands), 1),
         "audit_decisions_per_hand": round(sum(len(p[2]) for p in plans) / len(plans), 1),
         "audit_json_bytes_per_hand": round(sum(map(len, encoded)) / len(encoded)),
