@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SHARED ?= ../shared
 
-.PHONY: test lint typecheck unit integration conformance bench run schemas clean
+.PHONY: test lint typecheck unit integration conformance bench run schemas clean browser browser-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 
 ## test: lint, type-check, unit/property/scenario/service tests, conformance, then the
 ## integration tests against real Kafka and PostgreSQL (started by deploy/ scripts)
-test: lint typecheck unit conformance integration
+test: lint typecheck unit conformance browser integration
 
 lint: $(STAMP)
 	$(PY) -m ruff check schemas services tests
@@ -26,7 +26,21 @@ typecheck: $(STAMP)
 	$(PY) -m mypy schemas services
 
 unit: $(STAMP)
-	$(PY) -m pytest -n 2 -q --ignore=tests/integration
+	$(PY) -m pytest -n 2 -q --ignore=tests/integration --ignore=tests/browser
+
+## browser: the web client in headless Debian Chromium (Playwright for Python; its own browser
+## download needs the internet, so Debian's package is used, installed here when missing)
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+browser-deps:
+	@if [ ! -x $(CHROMIUM) ] || ! fc-list 2>/dev/null | grep -qi wqy; then \
+		echo "installing Debian's chromium and a CJK font for the browser tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; \
+	fi
+
+browser: $(STAMP) browser-deps
+	$(PY) -m pytest -q tests/browser
 
 # One process: these tests share one broker and one consumer group, as production does.
 integration: $(STAMP)

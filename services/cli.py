@@ -17,6 +17,7 @@ from services.rules import scenario as scenarios
 from services.rules.shuffle import commitment, shuffle
 from services.rules.tiles import format_tiles
 from services.runtime.config import add_log_options, opened_log
+from services.runtime.ops import add_ops_options, configure_logging
 
 
 def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
@@ -113,11 +114,13 @@ def cmd_topics(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
+    from services.runtime.ops import run_service
     from services.table.service import TableService
 
     async def go() -> None:
         async with opened_log(args) as event_log:
-            await TableService(event_log, group=args.group).run(_stop_on_signals())
+            service = TableService(event_log, group=args.group)
+            await run_service("table", service, _stop_on_signals(), args)
 
     asyncio.run(go())
     return 0
@@ -125,11 +128,12 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 def cmd_clock(args: argparse.Namespace) -> int:
     from services.clock.service import ClockService
+    from services.runtime.ops import run_service
 
     async def go() -> None:
         async with opened_log(args) as event_log:
             service = ClockService(event_log, group=args.group, table_group=args.table_group)
-            await service.run(_stop_on_signals())
+            await run_service("clock", service, _stop_on_signals(), args)
 
     asyncio.run(go())
     return 0
@@ -157,7 +161,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 service = TableService(event_log)
                 service_task = asyncio.create_task(service.run(stop))
                 await asyncio.wait_for(service.ready.wait(), 60)
-            result = await simulate(event_log, args.hands, args.tables, args.seed, progress)
+            result = await simulate(
+                event_log, args.hands, args.tables, args.seed, progress, bots=args.bots
+            )
             stop.set()
             if service_task is not None:
                 await service_task
@@ -173,6 +179,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return asyncio.run(go())
 
 
+def _bot_strengths(text: str) -> list[str]:
+    from services.bots import parse_strengths
+
+    try:
+        return parse_strengths(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     import time
 
@@ -184,6 +199,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
             return await hand_records(event_log)
 
     hands = asyncio.run(collect())
+    if args.table:
+        wanted = set(args.table)
+        hands = {key: records for key, records in hands.items() if key[0] in wanted}
     began = time.perf_counter()
     summary = audit_encoded_hands(list(hands.values()), processes=args.processes)
     seconds = time.perf_counter() - began
@@ -211,18 +229,87 @@ def _stop_on_signals() -> asyncio.Event:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Every service built so far, in this process, on the selected log."""
+    from services.bots.service import BotService
     from services.clock.service import ClockService
+    from services.gateway.cli import gateway_for
+    from services.matchmaking.service import MatchmakingService
+    from services.rating.service import RatingService
+    from services.rating.store import open_store, postgres_dsn
+    from services.runtime.config import DEFAULT_DATA
+    from services.runtime.ops import run_service
     from services.table.service import TableService
 
     async def go() -> None:
+        store = open_store(
+            postgres_dsn(getattr(args, "postgres", None)), args.data or DEFAULT_DATA, "rating"
+        )
+        await store.start()
         async with opened_log(args) as event_log:
             stop = _stop_on_signals()
-            table, clock = TableService(event_log), ClockService(event_log)
+            services = {
+                "table": TableService(event_log),
+                "clock": ClockService(event_log),
+                "matchmaking": MatchmakingService(event_log),
+                "bots": BotService(event_log),
+                "rating": RatingService(event_log, store),
+                "gateway": gateway_for(event_log, args),
+            }
             print(
-                "mahjong-planet: table and clock services running (Ctrl-C stops them)",
+                f"mahjong-planet: {', '.join(services)} running (Ctrl-C stops them)",
                 file=sys.stderr,
             )
-            await asyncio.gather(table.run(stop), clock.run(stop))
+            try:
+                await asyncio.gather(
+                    *(run_service(name, service, stop) for name, service in services.items())
+                )
+            finally:
+                await store.close()
+
+    asyncio.run(go())
+    return 0
+
+
+def cmd_matchmaking(args: argparse.Namespace) -> int:
+    from services.matchmaking.service import MatchmakingService
+    from services.runtime.ops import run_service
+
+    async def go() -> None:
+        async with opened_log(args) as event_log:
+            service = MatchmakingService(event_log, group=args.group)
+            await run_service("matchmaking", service, _stop_on_signals(), args)
+
+    asyncio.run(go())
+    return 0
+
+
+def cmd_bots(args: argparse.Namespace) -> int:
+    from services.bots.service import BotService
+    from services.runtime.ops import run_service
+
+    async def go() -> None:
+        async with opened_log(args) as event_log:
+            service = BotService(event_log, group=args.group, pace=args.pace)
+            await run_service("bots", service, _stop_on_signals(), args)
+
+    asyncio.run(go())
+    return 0
+
+
+def cmd_lobby_projector(args: argparse.Namespace) -> int:
+    from services.matchmaking.projection import LobbyProjection
+    from services.rating.store import postgres_dsn
+
+    dsn = postgres_dsn(args.postgres)
+    if dsn is None:
+        print("lobby-projector needs --postgres DSN (or MAHJONG_POSTGRES_DSN)", file=sys.stderr)
+        return 2
+
+    async def go() -> None:
+        from services.runtime.ops import run_service
+
+        async with opened_log(args) as event_log:
+            service = LobbyProjection(event_log, dsn)
+            await run_service("lobby-projector", service, _stop_on_signals(), args)
 
     asyncio.run(go())
     return 0
@@ -284,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--group", default="table-service", help="consumer group (default table-service)"
     )
+    add_ops_options(p)
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser(
@@ -303,19 +391,73 @@ def build_parser() -> argparse.ArgumentParser:
         default="table-service",
         help="the table service's consumer group, to find timeouts it has not read yet",
     )
+    add_ops_options(p)
     p.set_defaults(func=cmd_clock)
+
+    p = sub.add_parser(
+        "matchmaking",
+        help="run the matchmaking service",
+        description="Consume match.requests (create, join and leave tables, fill with "
+        "computers, Quick Play), decide them against the whole lobby, and append lobby.events "
+        "and the start_hand of every filled table exactly once. Quick Play groups four players "
+        "whose ratings lie within everyone's allowed gap (±50, 10 points wider per second "
+        "waited, no cap). Stops cleanly on SIGTERM or SIGINT.",
+    )
+    add_log_options(p)
+    p.add_argument("--group", default="matchmaking", help="consumer group (default matchmaking)")
+    add_ops_options(p)
+    p.set_defaults(func=cmd_matchmaking)
+
+    p = sub.add_parser(
+        "bots",
+        help="run the computer players' service",
+        description="Follow table.events and play every computer seat (players named "
+        "computer:<strength>:<n>): the seat's view goes to a bot of that strength, whose "
+        "command is sent after the table's pace. Rebuilds from the active hands on start. "
+        "Stops cleanly on SIGTERM or SIGINT.",
+    )
+    add_log_options(p)
+    p.add_argument("--group", default="bots", help="consumer group (default bots)")
+    p.add_argument(
+        "--pace",
+        choices=["instant", "fast", "normal", "slow"],
+        default=None,
+        help="override every table's pace (default: each table's own)",
+    )
+    add_ops_options(p)
+    p.set_defaults(func=cmd_bots)
+
+    p = sub.add_parser(
+        "lobby-projector",
+        help="project lobby.events into PostgreSQL (the lobby list)",
+        description="Follow lobby.events and keep the PostgreSQL tables lobby.tables (open and "
+        "playing tables; never invite codes) and lobby.position up to date, exactly once. "
+        "Migrations are applied at start.",
+    )
+    add_log_options(p)
+    p.add_argument("--postgres", metavar="DSN", help="PostgreSQL DSN (or MAHJONG_POSTGRES_DSN)")
+    add_ops_options(p)
+    p.set_defaults(func=cmd_lobby_projector)
 
     p = sub.add_parser(
         "simulate",
         help="play hands between simulated players through the service path",
-        description="Start hands at simulated tables and play them with simple legal-move "
-        "players (deciding from their seat views) by sending commands to table.commands and "
-        "reading table.events. Runs the table service in-process unless told otherwise.",
+        description="Start hands at simulated tables and play them with computer players "
+        "(services.bots, deciding from their seat views) by sending commands to "
+        "table.commands and reading table.events. Runs the table service in-process unless "
+        "told otherwise.",
     )
     add_log_options(p)
     p.add_argument("--hands", type=int, default=100, help="hands to play (default 100)")
     p.add_argument("--tables", type=int, default=20, help="tables at once (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the players' choices")
+    p.add_argument("--seed", type=int, default=0, help="unused (the bots are deterministic)")
+    p.add_argument(
+        "--bots",
+        type=_bot_strengths,
+        default="normal",
+        help="bot strength for every seat (easy, normal, strong), or four comma-separated "
+        "for seats 0-3, e.g. easy,normal,strong,normal (default normal)",
+    )
     p.add_argument(
         "--external-table-service",
         action="store_true",
@@ -334,21 +476,47 @@ def build_parser() -> argparse.ArgumentParser:
     add_log_options(p)
     p.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--show", type=int, default=20, help="mismatches to print (default 20)")
+    p.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="TABLE_ID",
+        help="audit only the hands of this table (repeatable; default: every table)",
+    )
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser(
         "run",
         help="run the platform in one process",
         description="Run every service in this process on the embedded log (default ./data) "
-        "or on Kafka. Today: the table and clock services; the gateway and web client join later.",
+        "or on Kafka: table, clock, matchmaking, bots, rating and the gateway, which serves "
+        "the web client at http://127.0.0.1:8000/ (--host, --port).",
     )
     add_log_options(p)
+    from services.gateway.cli import add_gateway_options
+    from services.gateway.cli import add_parsers as add_gateway_parsers
+
+    add_gateway_options(p)  # --host, --port (default 127.0.0.1:8000)
+    add_ops_options(p, metrics=False, log_default="text")  # metrics: the gateway's /metrics
     p.set_defaults(func=cmd_run)
+    add_gateway_parsers(sub)  # `gateway`
+    add_ops_options(sub.choices["gateway"], metrics=False)  # /metrics on its own port
+
+    from services.bots.cli import add_parsers as add_bot_parsers
+
+    add_bot_parsers(sub)  # `ladder`
+
+    from services.rating.commands import add_parsers as add_rating_parsers
+
+    add_rating_parsers(sub)  # `rating` (the service) and `ratings recompute|show|leaderboard`
+    add_ops_options(sub.choices["rating"])
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "log_format", None):  # a service: logs configured once, here
+        configure_logging(args.log_format, service=args.command)
     code: int = args.func(args)
     return code
 

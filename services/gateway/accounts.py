@@ -1,0 +1,243 @@
+"""Accounts, passwords and sessions.
+
+- Passwords are hashed with argon2id (``argon2-cffi``, its default parameters); a hash made
+  with older parameters is upgraded at the next login.
+- A session token is 32 random bytes (URL-safe text) handed to the client once; the store
+  keeps only its SHA-256, so a leaked database holds no usable token. Tokens expire
+  (``GatewayConfig.session_ttl_s``); logout deletes them.
+- A guest is an account without a password and with a generated name ("Guest-4821"). It can
+  be turned into a full account later (``register`` with the guest's token) and keeps its
+  history.
+- An account's id (``p-…``) is what the event log calls a *player*; names are for display
+  only and may be changed without touching any log.
+
+The store port (``AccountStore``) has a SQLite adapter (``store_sqlite``, embedded mode) and a
+PostgreSQL adapter (``store_postgres``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import msgspec
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{3,24}$")
+MIN_PASSWORD = 8
+MAX_PASSWORD = 256
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Account(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's account as the gateway shows it (never the password hash)."""
+
+    id: str
+    name: str
+    guest: bool
+    created_ms: int
+
+
+class HandPlayed(msgspec.Struct, frozen=True, kw_only=True):
+    """One finished hand in a player's history."""
+
+    hand_id: str
+    table_id: str
+    seat: int
+    score: int
+    placement: int
+    end: str
+    ended_ms: int
+
+
+class AccountError(Exception):
+    """A refused account operation: a stable ``code`` and an English reason."""
+
+    def __init__(self, code: str, reason: str, status: int = 400) -> None:
+        super().__init__(reason)
+        self.code, self.reason, self.status = code, reason, status
+
+
+class NameTaken(Exception):
+    """The store already has an account of that name (case-insensitive)."""
+
+
+class AccountStore(Protocol):
+    """Where accounts, session token hashes and played hands live."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def create_account(self, account: Account, password_hash: str | None) -> None:
+        """Raises ``NameTaken`` when the name (case-insensitive) exists."""
+        ...
+
+    async def account(self, account_id: str) -> Account | None: ...
+
+    async def accounts(self, account_ids: list[str]) -> dict[str, Account]: ...
+
+    async def login_record(self, name: str) -> tuple[Account, str | None] | None:
+        """The account of ``name`` (case-insensitive) and its password hash."""
+        ...
+
+    async def set_password(self, account_id: str, name: str, password_hash: str) -> None:
+        """Give an account a (new) name and password hash; it is no longer a guest.
+        Raises ``NameTaken``."""
+        ...
+
+    async def create_session(self, token_hash: str, account_id: str, expires_ms: int) -> None: ...
+
+    async def session(self, token_hash: str, now: int) -> Account | None:
+        """The account of an unexpired session."""
+        ...
+
+    async def delete_session(self, token_hash: str) -> None: ...
+
+    async def delete_expired(self, now: int) -> int: ...
+
+    async def record_hands(self, player_hands: list[tuple[str, HandPlayed]]) -> None:
+        """Add finished hands to players' histories (a hand already recorded is kept)."""
+        ...
+
+    async def hands(self, player: str, limit: int, before_ms: int | None) -> list[HandPlayed]:
+        """A player's finished hands, newest first."""
+        ...
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A new session: the token (shown once) and when it expires."""
+
+    token: str
+    expires_ms: int
+    account: Account
+
+
+class Accounts:
+    """Register, log in, guests, sessions: the rules around an ``AccountStore``."""
+
+    def __init__(self, store: AccountStore, session_ttl_s: int, guest_ttl_s: int) -> None:
+        self.store = store
+        self.session_ttl_ms = session_ttl_s * 1000
+        self.guest_ttl_ms = guest_ttl_s * 1000
+        self.hasher = PasswordHasher()
+        self._dummy_hash = self.hasher.hash(secrets.token_hex(8))
+
+    # --- passwords (argon2 costs tens of ms: off the event loop) ----------------------------
+
+    async def _hash(self, password: str) -> str:
+        return await asyncio.to_thread(self.hasher.hash, password)
+
+    async def _verify(self, password_hash: str, password: str) -> bool:
+        def check() -> bool:
+            try:
+                return self.hasher.verify(password_hash, password)
+            except (VerificationError, InvalidHashError):
+                return False
+
+        return await asyncio.to_thread(check)
+
+    # --- operations --------------------------------------------------------------------------
+
+    async def register(self, name: str, password: str, guest: Account | None = None) -> Session:
+        """A new account (or the guest ``guest`` made a full account) and a session."""
+        _check_name(name)
+        _check_password(password)
+        password_hash = await self._hash(password)
+        if guest is not None:
+            if not guest.guest:
+                raise AccountError("already_registered", "this account already has a password")
+            try:
+                await self.store.set_password(guest.id, name, password_hash)
+            except NameTaken:
+                raise AccountError("name_taken", "that name is taken", 409) from None
+            account = msgspec.structs.replace(guest, name=name, guest=False)
+        else:
+            account = Account(id=_new_id(), name=name, guest=False, created_ms=now_ms())
+            try:
+                await self.store.create_account(account, password_hash)
+            except NameTaken:
+                raise AccountError("name_taken", "that name is taken", 409) from None
+        return await self._session(account)
+
+    async def login(self, name: str, password: str) -> Session:
+        """A session for the right name and password (one answer for every wrong pair)."""
+        found = await self.store.login_record(name) if NAME_RE.match(name) else None
+        stored = found[1] if found is not None else None
+        ok = await self._verify(stored or self._dummy_hash, password[:MAX_PASSWORD])
+        if found is None or stored is None or not ok:
+            raise AccountError("bad_credentials", "wrong name or password", 401)
+        account = found[0]
+        if self.hasher.check_needs_rehash(stored):
+            await self.store.set_password(account.id, account.name, await self._hash(password))
+        return await self._session(account)
+
+    async def guest(self) -> Session:
+        """A new guest account with a generated name, and its session."""
+        for _ in range(20):
+            name = f"Guest-{secrets.randbelow(900_000) + 100_000}"
+            account = Account(id=_new_id(), name=name, guest=True, created_ms=now_ms())
+            try:
+                await self.store.create_account(account, None)
+            except NameTaken:
+                continue
+            return await self._session(account, self.guest_ttl_ms)
+        raise AccountError("no_guest_name", "could not find a free guest name; try again", 503)
+
+    async def authenticate(self, token: str | None) -> Account | None:
+        """The account of a valid, unexpired token."""
+        if not token or len(token) > 200:
+            return None
+        return await self.store.session(token_hash(token), now_ms())
+
+    async def logout(self, token: str) -> None:
+        await self.store.delete_session(token_hash(token))
+
+    async def _session(self, account: Account, ttl_ms: int | None = None) -> Session:
+        token = secrets.token_urlsafe(32)
+        expires = now_ms() + (ttl_ms or self.session_ttl_ms)
+        await self.store.create_session(token_hash(token), account.id, expires)
+        return Session(token, expires, account)
+
+
+def _new_id() -> str:
+    return f"p-{secrets.token_urlsafe(9)}"
+
+
+def _check_name(name: str) -> None:
+    if not NAME_RE.match(name):
+        raise AccountError("bad_name", "a name is 3 to 24 letters, digits, '_' or '-'", 400)
+    if name.lower().startswith(("guest-", "computer")):
+        raise AccountError("reserved_name", "names starting with Guest- or computer are reserved")
+
+
+def _check_password(password: str) -> None:
+    if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        raise AccountError(
+            "bad_password", f"a password has {MIN_PASSWORD} to {MAX_PASSWORD} characters"
+        )
+
+
+def open_account_store(dsn: str | None, data_dir: str | object) -> AccountStore:
+    """PostgreSQL when a DSN is given, else SQLite (``gateway.sqlite3``) in ``data_dir``."""
+    if dsn:
+        from services.gateway.store_postgres import PostgresAccountStore
+
+        return PostgresAccountStore(dsn)
+    from services.gateway.store_sqlite import SqliteAccountStore
+
+    return SqliteAccountStore(data_dir)  # type: ignore[arg-type]

@@ -1,0 +1,660 @@
+"""The REST routes (all under ``/api``; OpenAPI at ``/schema/openapi.json``).
+
+Authentication: ``Authorization: Bearer <session token>`` (from register, login or guest).
+Admin routes: ``Authorization: Bearer <MAHJONG_ADMIN_TOKEN>``. Errors are JSON
+``{"code", "reason", "params"}`` with a stable code for clients to translate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+from litestar import Request, Response, delete, get, post
+from litestar.exceptions import HTTPException
+from litestar.params import FromPath, FromQuery, JSONBody
+
+from schemas import events as ev
+from schemas import lobby as lb
+from schemas.views import SeatView
+from services.gateway import protocol as proto
+from services.gateway.accounts import Account, AccountError, HandPlayed
+from services.gateway.history import ReplayStep, replay_frames
+from services.gateway.lobby import RequestTimeout
+from services.gateway.visibility import hand_over, seen_events
+from services.rules.view import seat_view
+
+if TYPE_CHECKING:
+    from services.gateway.app import Gateway
+
+
+class ApiError(Exception):
+    """An answer other than success: HTTP status, stable code, reason, params."""
+
+    def __init__(self, status: int, code: str, reason: str, **params: str | int) -> None:
+        super().__init__(reason)
+        self.status, self.code, self.reason, self.params = status, code, reason, params
+
+
+class ErrorOut(msgspec.Struct, frozen=True, kw_only=True):
+    code: str
+    reason: str
+    params: dict[str, str | int] = {}
+
+
+def api_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[ErrorOut]:
+    if isinstance(exc, AccountError):
+        exc = ApiError(exc.status, exc.code, exc.reason)
+    if isinstance(exc, ApiError):
+        body = ErrorOut(code=exc.code, reason=exc.reason, params=exc.params)
+        return Response(body, status_code=exc.status)
+    if isinstance(exc, HTTPException):
+        code = {413: "too_large", 404: "not_found", 405: "method_not_allowed"}.get(
+            exc.status_code, "bad_request"
+        )
+        return Response(ErrorOut(code=code, reason=str(exc.detail)), status_code=exc.status_code)
+    return Response(ErrorOut(code="internal", reason="internal error"), status_code=500)
+
+
+def gateway_of(request: Request[Any, Any, Any]) -> Gateway:
+    gw: Gateway = request.app.state.gateway
+    return gw
+
+
+def _bearer(request: Request[Any, Any, Any]) -> str | None:
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip() or None
+    return None
+
+
+async def account_of(request: Request[Any, Any, Any]) -> Account:
+    account = await gateway_of(request).accounts.authenticate(_bearer(request))
+    if account is None:
+        raise ApiError(401, "unauthorized", "log in first (Authorization: Bearer <token>)")
+    return account
+
+
+# --- accounts --------------------------------------------------------------------------------
+
+
+class Credentials(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    password: str
+
+
+class SessionOut(msgspec.Struct, frozen=True, kw_only=True):
+    token: str
+    expires_ms: int
+    account: Account
+
+
+@post("/api/auth/register", status_code=201, tags=["accounts"])
+async def register(request: Request[Any, Any, Any], data: JSONBody[Credentials]) -> SessionOut:
+    """A new account; with a guest's token, that guest becomes a full account (its history
+    stays)."""
+    gw = gateway_of(request)
+    guest = await gw.accounts.authenticate(_bearer(request))
+    s = await gw.accounts.register(
+        data.name, data.password, guest if guest and guest.guest else None
+    )
+    gw.forget_name(s.account.id)
+    return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
+
+
+@post("/api/auth/login", status_code=200, tags=["accounts"])
+async def login(request: Request[Any, Any, Any], data: JSONBody[Credentials]) -> SessionOut:
+    s = await gateway_of(request).accounts.login(data.name, data.password)
+    return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
+
+
+@post("/api/auth/guest", status_code=201, tags=["accounts"])
+async def guest(request: Request[Any, Any, Any]) -> SessionOut:
+    """A guest account with a generated name, to play at once."""
+    s = await gateway_of(request).accounts.guest()
+    return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
+
+
+@post("/api/auth/logout", status_code=204, tags=["accounts"])
+async def logout(request: Request[Any, Any, Any]) -> None:
+    token = _bearer(request)
+    if token:
+        await gateway_of(request).accounts.logout(token)
+
+
+class MeOut(msgspec.Struct, frozen=True, kw_only=True):
+    account: Account
+    table_id: str | None = None  # the table the account sits at (open or playing)
+    queue_since_ms: int | None = None  # waiting for Quick Play since
+
+
+@get("/api/me", tags=["accounts"])
+async def me(request: Request[Any, Any, Any]) -> MeOut:
+    gw = gateway_of(request)
+    account = await account_of(request)
+    return MeOut(
+        account=account,
+        table_id=gw.lobby.seated_at(account.id),
+        queue_since_ms=gw.lobby.waiting_since(account.id),
+    )
+
+
+# --- lobby and tables ------------------------------------------------------------------------
+
+
+class TableOut(msgspec.Struct, frozen=True, kw_only=True):
+    table_id: str
+    status: Literal["open", "started", "closed", "unknown"]
+    creator: str | None = None
+    options: lb.TableOptions | None = None
+    seated: list[proto.SeatInfo] = []
+    code: str | None = None  # a private table's invite code: for its creator only
+    quick_play: bool = False
+
+
+class LobbyOut(msgspec.Struct, frozen=True, kw_only=True):
+    tables: list[TableOut]
+    version: int
+    table_id: str | None = None
+    queue_since_ms: int | None = None
+
+
+async def _table_out(gw: Gateway, table_id: str, viewer: str | None) -> TableOut:
+    t = gw.lobby.table(table_id)
+    if t is None:
+        status: Literal["closed", "unknown"] = (
+            "closed" if table_id in gw.lobby.closed else "unknown"
+        )
+        return TableOut(table_id=table_id, status=status)
+    people = t.players if t.started else t.seated
+    names = await gw.names(people)
+    return TableOut(
+        table_id=t.table_id,
+        status="started" if t.started else "open",
+        creator=t.creator,
+        options=t.options,
+        seated=[
+            proto.SeatInfo(player=p, name=names.get(p, p), computer=p.startswith("computer:"))
+            for p in people
+        ],
+        code=t.code if viewer == t.creator else None,
+        quick_play=t.quick_play,
+    )
+
+
+@get("/api/lobby", tags=["lobby"])
+async def lobby(request: Request[Any, Any, Any]) -> LobbyOut:
+    """Open public tables (never private or Quick Play ones), and where the caller sits."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    tables = [await _table_out(gw, t.table_id, account.id) for t in gw.lobby.public_tables()[:200]]
+    return LobbyOut(
+        tables=tables,
+        version=gw.lobby.version,
+        table_id=gw.lobby.seated_at(account.id),
+        queue_since_ms=gw.lobby.waiting_since(account.id),
+    )
+
+
+@get("/api/tables/{table_id:str}", tags=["lobby"])
+async def table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> TableOut:
+    """A table's status and seats: public tables for everyone, private ones for their
+    players only (others get 404, as for a table that does not exist)."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    t = gw.lobby.table(table_id)
+    stranger = t is not None and account.id not in t.seated and account.id not in t.players
+    if t is not None and not t.options.public and stranger:
+        raise ApiError(404, "no_such_table", "there is no such table", table_id=table_id)
+    return await _table_out(gw, table_id, account.id)
+
+
+class RequestOut(msgspec.Struct, frozen=True, kw_only=True):
+    """Matchmaking's answer: the table concerned and, to a private table's creator, its
+    invite code."""
+
+    table_id: str | None = None
+    code: str | None = None
+    started: bool = False
+
+
+async def _ask(gw: Gateway, request: lb.Request) -> lb.Event:
+    try:
+        answer = await gw.lobby.request(request)
+    except RequestTimeout:
+        raise ApiError(
+            503, "matchmaking_unavailable", "matchmaking did not answer; try again"
+        ) from None
+    if isinstance(answer, lb.RequestRefused):
+        raise ApiError(409, answer.code, answer.reason, **answer.params)
+    return answer
+
+
+def _out(event: lb.Event) -> RequestOut:
+    return RequestOut(
+        table_id=getattr(event, "table_id", None),
+        code=getattr(event, "code", None),
+        started=isinstance(event, lb.TableStarted),
+    )
+
+
+class CreateTableIn(msgspec.Struct, frozen=True, kw_only=True):
+    options: lb.TableOptions = lb.TableOptions()
+
+
+@post("/api/tables", status_code=201, tags=["lobby"])
+async def create_table(
+    request: Request[Any, Any, Any], data: JSONBody[CreateTableIn]
+) -> RequestOut:
+    """Open a table (public or private, rated or casual, clock, computers) and sit at it."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    rid = gw.lobby.request_id(account.id)
+    return _out(
+        await _ask(gw, lb.CreateTable(player=account.id, request_id=rid, options=data.options))
+    )
+
+
+class JoinIn(msgspec.Struct, frozen=True, kw_only=True):
+    code: str | None = None
+
+
+@post("/api/tables/{table_id:str}/join", status_code=200, tags=["lobby"])
+async def join_table(
+    request: Request[Any, Any, Any], table_id: FromPath[str], data: JSONBody[JoinIn]
+) -> RequestOut:
+    """Take a seat; a private table needs its invite code."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    req = lb.JoinTable(
+        player=account.id,
+        request_id=gw.lobby.request_id(account.id),
+        table_id=table_id,
+        code=data.code,
+    )
+    return _out(await _ask(gw, req))
+
+
+@post("/api/tables/{table_id:str}/leave", status_code=200, tags=["lobby"])
+async def leave_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
+    gw = gateway_of(request)
+    account = await account_of(request)
+    req = lb.LeaveTable(
+        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
+    )
+    return _out(await _ask(gw, req))
+
+
+@post("/api/tables/{table_id:str}/fill", status_code=200, tags=["lobby"])
+async def fill_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
+    """The creator starts the table now; computers take the empty seats."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    req = lb.FillWithComputers(
+        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
+    )
+    return _out(await _ask(gw, req))
+
+
+class QuickPlayIn(msgspec.Struct, frozen=True, kw_only=True):
+    computers_after_s: int | None = None
+
+
+@post("/api/quickplay", status_code=200, tags=["lobby"])
+async def quick_play(request: Request[Any, Any, Any], data: JSONBody[QuickPlayIn]) -> RequestOut:
+    """Wait for a rated ``standard`` table of four humans near one's rating."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    after = data.computers_after_s
+    if after is not None and not 5 <= after <= 600:
+        raise ApiError(400, "bad_wait", "computers_after_s is 5 to 600", min=5, max=600)
+    rating = await gw.rating_of(account.id)
+    req = lb.JoinQueue(
+        player=account.id,
+        request_id=gw.lobby.request_id(account.id),
+        rating=rating,
+        computers_after_s=after,
+    )
+    return _out(await _ask(gw, req))
+
+
+@delete("/api/quickplay", status_code=200, tags=["lobby"])
+async def leave_quick_play(request: Request[Any, Any, Any]) -> RequestOut:
+    gw = gateway_of(request)
+    account = await account_of(request)
+    req = lb.LeaveQueue(player=account.id, request_id=gw.lobby.request_id(account.id))
+    return _out(await _ask(gw, req))
+
+
+class PracticeIn(msgspec.Struct, frozen=True, kw_only=True):
+    strength: lb.Strength = "normal"
+    pace: Literal["fast", "normal", "slow"] = "normal"
+
+
+@post("/api/practice", status_code=201, tags=["lobby"])
+async def practice(request: Request[Any, Any, Any], data: JSONBody[PracticeIn]) -> RequestOut:
+    """A practice hand: you against three computers, untimed and unrated (RULES.md §9): a
+    private one-hand table with computers, started at once."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    options = lb.TableOptions(
+        rated=False, clock=None, public=False, computers=data.strength, pace=data.pace, hands=1
+    )
+    opened = await _ask(
+        gw,
+        lb.CreateTable(
+            player=account.id, request_id=gw.lobby.request_id(account.id), options=options
+        ),
+    )
+    table_id = getattr(opened, "table_id", "")
+    fill = lb.FillWithComputers(
+        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
+    )
+    return _out(await _ask(gw, fill))
+
+
+# --- profiles, ratings, history ---------------------------------------------------------------
+
+
+class RatingChange(msgspec.Struct, frozen=True, kw_only=True):
+    hand_id: str
+    table_id: str
+    points: int
+    rating_before: float
+    rating_after: float
+    delta: float
+
+
+class ProfileOut(msgspec.Struct, frozen=True, kw_only=True):
+    player: str
+    name: str
+    guest: bool
+    rating: float
+    provisional: bool
+    rated_hands: int
+    history: list[RatingChange]
+
+
+@get("/api/players/{player:str}", tags=["profiles"])
+async def player_profile(request: Request[Any, Any, Any], player: FromPath[str]) -> ProfileOut:
+    """A player's name, rating (1500 and provisional before 10 rated hands) and its history."""
+    gw = gateway_of(request)
+    await account_of(request)
+    account = await gw.accounts.store.account(player)
+    if account is None:
+        raise ApiError(404, "no_such_player", "there is no such player", player=player)
+    found = await gw.ratings.profile(player)
+    s = found.standing
+    return ProfileOut(
+        player=player,
+        name=account.name,
+        guest=account.guest,
+        rating=s.rating,
+        provisional=s.provisional,
+        rated_hands=s.rated_hands,
+        history=[
+            RatingChange(
+                hand_id=h.hand_id,
+                table_id=h.table_id,
+                points=h.points,
+                rating_before=h.rating_before,
+                rating_after=h.rating_after,
+                delta=h.delta,
+            )
+            for h in found.history
+        ],
+    )
+
+
+class Ranked(msgspec.Struct, frozen=True, kw_only=True):
+    rank: int
+    player: str
+    name: str
+    rating: float
+    rated_hands: int
+
+
+@get("/api/ratings/leaderboard", tags=["profiles"])
+async def ratings_leaderboard(
+    request: Request[Any, Any, Any], limit: FromQuery[int] = 50, offset: FromQuery[int] = 0
+) -> list[Ranked]:
+    """Established (non-provisional) players by rating."""
+    gw = gateway_of(request)
+    await account_of(request)
+    rows = await gw.ratings.leaderboard(max(1, min(limit, 200)), max(0, offset))
+    names = await gw.names([r.standing.player for r in rows])
+    return [
+        Ranked(
+            rank=r.rank,
+            player=r.standing.player,
+            name=names.get(r.standing.player, r.standing.player),
+            rating=r.standing.rating,
+            rated_hands=r.standing.rated_hands,
+        )
+        for r in rows
+    ]
+
+
+@get("/api/players/{player:str}/hands", tags=["history"])
+async def player_hands(
+    request: Request[Any, Any, Any],
+    player: FromPath[str],
+    limit: FromQuery[int] = 20,
+    before_ms: FromQuery[int | None] = None,
+) -> list[HandPlayed]:
+    """A player's finished hands, newest first."""
+    gw = gateway_of(request)
+    await account_of(request)
+    return await gw.accounts.store.hands(player, max(1, min(limit, 100)), before_ms)
+
+
+class ExportOut(msgspec.Struct, frozen=True, kw_only=True):
+    """A hand's event log: whole once it has ended, else as ``seat`` may see it now
+    (``seat`` null: a spectator's public log)."""
+
+    hand_id: str
+    table_id: str
+    finished: bool
+    seat: int | None
+    players: list[str]
+    events: list[proto.SeenEvent]
+
+
+async def _hand(gw: Gateway, account: Account, hand_id: str) -> tuple[list[Any], int | None]:
+    events = await gw.hand_logs.events(hand_id)
+    if not events:
+        raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
+    first = events[0]
+    if not isinstance(first, ev.HandStarted):
+        raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
+    players = list(first.seats)
+    seat = players.index(account.id) if account.id in players else None
+    if seat is None and not hand_over(events):
+        t = gw.lobby.table(events[0].table_id)
+        if t is None or not t.options.public:
+            raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
+    return events, seat
+
+
+@get("/api/hands/{hand_id:str}/export", tags=["history"])
+async def export_hand(request: Request[Any, Any, Any], hand_id: FromPath[str]) -> ExportOut:
+    """The hand's JSON event log (a finished hand: everything; else filtered, RULES.md §10)."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    events, seat = await _hand(gw, account, hand_id)
+    return ExportOut(
+        hand_id=hand_id,
+        table_id=events[0].table_id,
+        finished=hand_over(events),
+        seat=seat,
+        players=list(events[0].seats),
+        events=seen_events(events, seat),
+    )
+
+
+class ReplayOut(msgspec.Struct, frozen=True, kw_only=True):
+    hand_id: str
+    names: dict[str, str]
+    commitment: str | None
+    seed: str | None
+    steps: list[ReplayStep]
+
+
+@get("/api/hands/{hand_id:str}/replay", tags=["history"])
+async def replay_hand(request: Request[Any, Any, Any], hand_id: FromPath[str]) -> ReplayOut:
+    """A finished hand step by step with every hand shown, the commitment and the seed."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    events, _ = await _hand(gw, account, hand_id)
+    if not hand_over(events):
+        raise ApiError(409, "hand_not_over", "a replay is for finished hands", hand_id=hand_id)
+    steps = await asyncio.to_thread(replay_frames, events)
+    return ReplayOut(
+        hand_id=hand_id,
+        names=await gw.names(list(events[0].seats)),
+        commitment=events[0].commitment,
+        seed=events[-1].seed,
+        steps=steps,
+    )
+
+
+@get("/api/tables/{table_id:str}/view", tags=["history"])
+async def table_view(request: Request[Any, Any, Any], table_id: FromPath[str]) -> SeatView:
+    """The current hand of a table as the caller may see it (the same ``SeatView`` the
+    WebSocket pushes)."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    w = await gw.tables.peek(table_id)
+    if w.state is None:
+        raise ApiError(404, "no_hand", "no hand at this table", table_id=table_id)
+    players = w.state.players
+    seat = players.index(account.id) if account.id in players else None
+    t = gw.lobby.table(table_id)
+    if seat is None and (t is None or not t.options.public) and w.state.phase != "ended":
+        raise ApiError(404, "no_hand", "no hand at this table", table_id=table_id)
+    return seat_view(w.state, seat)
+
+
+# --- admin ---------------------------------------------------------------------------------
+
+
+def _admin(request: Request[Any, Any, Any]) -> None:
+    expected = gateway_of(request).config.admin_token
+    given = _bearer(request) or ""
+    if not expected:
+        raise ApiError(403, "admin_disabled", "set MAHJONG_ADMIN_TOKEN to enable admin routes")
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise ApiError(401, "unauthorized", "the admin credential is wrong")
+
+
+class AuditOut(msgspec.Struct, frozen=True, kw_only=True):
+    hands: int
+    passed: int
+    failed: int
+    skipped: int
+    problems: list[str]
+
+
+@post("/api/admin/audit", status_code=200, tags=["admin"])
+async def admin_audit(request: Request[Any, Any, Any]) -> AuditOut:
+    """Re-verify every finished hand in the log (as ``mahjong-planet audit``)."""
+    _admin(request)
+    gw = gateway_of(request)
+    summary = await gw.audit()
+    return AuditOut(
+        hands=summary.hands,
+        passed=summary.passed,
+        failed=summary.failed,
+        skipped=summary.skipped,
+        problems=list(summary.problems[:50]),
+    )
+
+
+class RecomputeOut(msgspec.Struct, frozen=True, kw_only=True):
+    ok: bool
+    summary: str
+
+
+@post("/api/admin/ratings/recompute", status_code=200, tags=["admin"])
+async def admin_recompute(request: Request[Any, Any, Any]) -> RecomputeOut:
+    """Rebuild every rating from ``rating.results`` and compare with the live ratings."""
+    _admin(request)
+    report = await gateway_of(request).ratings.recompute()
+    return RecomputeOut(ok=report.ok, summary=report.summary())
+
+
+# --- meta ------------------------------------------------------------------------------------
+
+
+@get("/api/protocol.schema.json", tags=["meta"])
+async def protocol_schema() -> dict[str, Any]:
+    """The JSON Schema of the WebSocket frames (both directions)."""
+    return proto.protocol_schema()
+
+
+class Health(msgspec.Struct, frozen=True, kw_only=True):
+    ok: bool
+    tables_watched: int
+    sockets: int
+    lobby_tables: int
+
+
+def _health(gw: Gateway) -> Health:
+    return Health(
+        ok=gw.healthy(),
+        tables_watched=len(gw.tables.tables),
+        sockets=gw.sockets,
+        lobby_tables=len(gw.lobby.lobby.tables),
+    )
+
+
+@get("/healthz", tags=["meta"])
+async def healthz(request: Request[Any, Any, Any]) -> Health:
+    return _health(gateway_of(request))
+
+
+@get("/readyz", tags=["meta"])
+async def readyz(request: Request[Any, Any, Any]) -> Response[Health]:
+    """200 when the gateway follows the log and serves; 503 while starting or stalled."""
+    health = _health(gateway_of(request))
+    return Response(health, status_code=200 if health.ok else 503)
+
+
+@get("/metrics", tags=["meta"], include_in_schema=False)
+async def metrics() -> Response[bytes]:
+    """Prometheus metrics of this process."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+ROUTES = [
+    register,
+    login,
+    guest,
+    logout,
+    me,
+    lobby,
+    table,
+    create_table,
+    join_table,
+    leave_table,
+    fill_table,
+    quick_play,
+    leave_quick_play,
+    practice,
+    player_profile,
+    ratings_leaderboard,
+    player_hands,
+    export_hand,
+    replay_hand,
+    table_view,
+    admin_audit,
+    admin_recompute,
+    protocol_schema,
+    healthz,
+    readyz,
+    metrics,
+]

@@ -1,0 +1,80 @@
+"""``mahjong-planet gateway``, and the gateway's options for ``mahjong-planet run``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+from services.gateway.config import ADMIN_TOKEN_ENV, DEFAULT_HOST, DEFAULT_PORT, GatewayConfig
+from services.runtime.config import DEFAULT_DATA, add_log_options, opened_log
+from services.runtime.log import EventLog
+
+
+def add_gateway_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})"
+    )
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port to listen on (default {DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--trust-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy whose X-Forwarded-For is believed for rate limits (repeatable)",
+    )
+
+
+def gateway_for(event_log: EventLog, args: argparse.Namespace) -> Any:
+    """A ``Gateway`` configured from the options and the environment."""
+    from services.gateway.app import Gateway
+
+    config = GatewayConfig.from_env(
+        host=args.host,
+        port=args.port,
+        data_dir=Path(args.data or DEFAULT_DATA),
+        trusted_proxies=frozenset(args.trust_proxy or ()),
+    )
+    logging.getLogger("mahjong.gateway").info("web client at http://%s:%d/", args.host, args.port)
+    return Gateway(event_log, config)
+
+
+def cmd_gateway(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        from services.runtime.ops import run_service
+
+        async with opened_log(args) as event_log:
+            await run_service("gateway", gateway_for(event_log, args), stop)
+
+    asyncio.run(go())
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``gateway`` to the ``mahjong-planet`` subcommands."""
+    p = sub.add_parser(
+        "gateway",
+        help="run the gateway and serve the web client",
+        description="Serve the REST API (OpenAPI at /schema/openapi.json), the table WebSocket "
+        "(/ws) and the web client (/) on one port. Follows table.events, table.replies, "
+        "lobby.events and match.replies; sends commands to table.commands and requests to "
+        "match.requests. Accounts live in SQLite in the --data folder, or in PostgreSQL when "
+        "MAHJONG_POSTGRES_DSN is set; admin routes need "
+        f"{ADMIN_TOKEN_ENV} in the environment. Alone on the embedded log it only makes sense "
+        "for development (the other services run in other processes on Kafka, or all in "
+        "`mahjong-planet run`). Stops cleanly on SIGTERM or SIGINT.",
+    )
+    add_log_options(p)
+    add_gateway_options(p)
+    p.set_defaults(func=cmd_gateway)

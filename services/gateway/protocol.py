@@ -1,0 +1,214 @@
+"""The WebSocket protocol between the web client (or any client) and the gateway.
+
+Every frame is one JSON text message with a ``type`` tag. The client opens with ``hello``
+naming the protocol version ``v``; the server answers ``welcome`` and then pushes ``view``
+and ``events`` frames whenever the table changes. The frame types are msgspec Structs, so
+their JSON Schema is generated from the code (``protocol_schema``), like ``schemas/``.
+
+Client → server: ``hello``, ``command``, ``ping``.
+Server → client: ``welcome``, ``table``, ``view``, ``events``, ``rejected``, ``error``, ``pong``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from schemas.events import Event
+from schemas.lobby import TableOptions
+from schemas.views import SeatView
+
+PROTOCOL_VERSION = 1
+"""The version this gateway speaks. A client sending a newer ``v`` gets ``unsupported_version``."""
+
+CommandId = Annotated[
+    str, msgspec.Meta(pattern="^[A-Za-z0-9_.:-]{1,64}$", description="the client's command id")
+]
+
+
+# --- client → server -----------------------------------------------------------------------
+
+
+class Hello(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="hello"):
+    """Open a table: who I am (``token``), which table, and the last event seq I hold.
+
+    ``hand_id`` + ``last_seq``: the client has that hand's events up to ``last_seq`` and gets
+    only the ones after it (as this seat may see them). Without them it gets the whole hand.
+    """
+
+    token: str
+    table_id: str
+    v: int = PROTOCOL_VERSION
+    hand_id: str | None = None
+    last_seq: int = 0
+
+
+class CommandFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="command"):
+    """A hand command for the client's own seat.
+
+    ``body`` is one ``schemas.commands`` command *without* ``seat``, ``table_id`` or
+    ``command_id``: e.g. ``{"type": "discard", "tile": "5s"}``. The gateway fills in the seat
+    the session holds at this table and never trusts one from the client: a body naming
+    another seat is refused (``not_your_seat``). ``decision_seq`` is the ``decision_seq`` of
+    the ``view`` the command answers (a command for a decision that has passed is rejected
+    as stale, never applied to a later one).
+    """
+
+    command_id: CommandId
+    body: dict[str, Any]
+    decision_seq: int | None = None
+    hand_id: str | None = None
+
+
+class Ping(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="ping"):
+    """Keep-alive and clock sync: ``t`` is echoed back in ``pong`` with the server time."""
+
+    t: float = 0.0
+
+
+ClientFrame = Hello | CommandFrame | Ping
+
+
+# --- server → client -----------------------------------------------------------------------
+
+
+class Welcome(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="welcome"):
+    """The answer to ``hello``: the protocol version, who you are, your role at the table."""
+
+    v: int
+    table_id: str
+    player: str
+    name: str
+    role: Literal["player", "spectator"]
+    server_ms: int
+
+
+class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A seated (or waiting) player with a display name."""
+
+    player: str
+    name: str
+    computer: bool = False
+
+
+class TableFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="table"):
+    """The table as the lobby knows it (waiting for players, started, closed).
+
+    ``code`` (a private table's invite code) is sent to its creator only.
+    """
+
+    table_id: str
+    status: Literal["open", "started", "closed", "unknown"]
+    seated: list[SeatInfo] = []
+    options: TableOptions | None = None
+    creator: str | None = None
+    code: str | None = None
+    quick_play: bool = False
+
+
+class ViewFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="view"):
+    """What the connection's seat may see now (RULES.md §10), computed by
+    ``services.rules.view.seat_view``. ``decision_seq`` names the pending decision; echo it
+    in ``command``. ``names`` maps the hand's player ids to display names."""
+
+    seq: int
+    hand_id: str
+    decision_seq: int
+    view: SeatView
+    names: dict[str, str] = {}
+    server_ms: int = 0
+
+
+class HiddenEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="hidden"):
+    """An event this seat may not see (yet), in its place in the sequence.
+
+    ``event`` is the hidden event's type, ``seat`` whose it was; ``public`` holds the parts
+    everyone may see (``count`` of dealt tiles, a draw's ``replacement`` and ``wall_left``).
+    """
+
+    table_id: str
+    hand_id: str
+    seq: int
+    event: str
+    seat: int | None = None
+    public: dict[str, int | bool] = {}
+
+
+SeenEvent = Event | HiddenEvent
+
+
+class EventsFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="events"):
+    """A hand's events as this seat may see them, in seq order.
+
+    An event sent earlier as ``hidden`` is sent again, whole, once the seat may see it (a
+    window's claims when it resolves; everything when the hand ends): replace by ``seq``.
+    """
+
+    hand_id: str
+    events: list[SeenEvent]
+
+
+class Rejected(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="rejected"):
+    """The table refused a command (``schemas.table.CommandRejected``): a stable ``code``
+    with ``params`` for translation, and an English ``reason``."""
+
+    command_id: str
+    code: str
+    reason: str
+    params: dict[str, str | int] = {}
+
+
+class ErrorFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="error"):
+    """A frame the gateway could not take (malformed, too large, too many, not allowed).
+
+    The connection stays open unless the code is one of ``CLOSING_CODES``.
+    """
+
+    code: str
+    reason: str
+    params: dict[str, str | int] = {}
+    command_id: str | None = None
+
+
+class Pong(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="pong"):
+    """The answer to ``ping``: the client's ``t`` and the server's epoch milliseconds."""
+
+    t: float
+    server_ms: int
+
+
+ServerFrame = Welcome | TableFrame | ViewFrame | EventsFrame | Rejected | ErrorFrame | Pong
+
+CLOSING_CODES = {"unsupported_version", "unauthorized", "forbidden", "flood", "hello_timeout"}
+"""Error codes after which the server closes the socket (code 1008, policy violation)."""
+
+WS_CLOSE_POLICY = 1008
+WS_CLOSE_TOO_BIG = 1009
+WS_CLOSE_TRY_AGAIN = 1013
+
+
+# --- coding ----------------------------------------------------------------------------------
+
+_client_decoder = msgspec.json.Decoder(ClientFrame)
+_encoder = msgspec.json.Encoder()
+
+
+def decode_client(raw: str | bytes) -> ClientFrame:
+    """A client frame; raises ``msgspec.DecodeError`` (or ``ValidationError``) saying why."""
+    return _client_decoder.decode(raw)
+
+
+def encode(frame: msgspec.Struct) -> str:
+    """A server frame as the JSON text sent on the socket."""
+    return _encoder.encode(frame).decode()
+
+
+def protocol_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of both directions' frames, generated from the code."""
+    schema: dict[str, Any] = msgspec.json.schema(ClientFrame | ServerFrame)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["x-protocol-version"] = PROTOCOL_VERSION
+    schema["x-client-frames"] = ["hello", "command", "ping"]
+    schema["x-server-frames"] = ["welcome", "table", "view", "events", "rejected", "error", "pong"]
+    return schema

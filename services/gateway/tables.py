@@ -1,0 +1,267 @@
+"""``TableWatcher``: the hands the gateway's clients look at, folded from ``table.events``.
+
+The gateway follows ``table.events`` and ``table.replies`` (every partition: any client may
+connect to any gateway). It keeps in memory only the tables someone watches: their current
+hand's events and ``HandState``. A table is loaded when its first client arrives: its head
+(``table.heads``) says where the current hand starts, and the tail from there is folded with
+``services.rules.state.apply``, as the table and clock services do on recovery. From then
+on the follower's records are folded too, each offset once (records older than the load's
+end are skipped). Seat views come only from ``services.rules.view.seat_view`` (RULES.md §10).
+
+Every ``hand_ended`` (of any table, watched or not) also goes to ``on_hand_ended``: the
+players' hand history. Who played a hand is learnt from its ``hand_started``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import msgspec
+
+from schemas import events as ev
+from schemas.table import CommandRejected, ReplyEnvelope, TableHead, decode_event
+from services.rules.state import HandState, ReplayError, apply, replay
+from services.runtime.log import EventLog, Record, partition_for, read_through
+from services.runtime.topics import TABLE_EVENTS, TABLE_HEADS, TABLE_REPLIES
+
+log = logging.getLogger("mahjong.gateway.tables")
+
+IDLE_DROP_S = 600.0  # an unwatched table stays in memory this long
+HAND_INDEX = 100_000  # hand starts remembered (for exports and histories)
+
+
+class Listener(Protocol):
+    """A client watching a table: told when it changed and when its command was refused."""
+
+    def table_changed(self) -> None: ...
+
+    def command_rejected(self, rejection: CommandRejected) -> None: ...
+
+
+@dataclass(slots=True)
+class Watched:
+    """One table in memory: its current hand, and who watches it."""
+
+    table_id: str
+    partition: int
+    state: HandState | None = None
+    events: list[ev.Event] = field(default_factory=list)
+    position: int = 0  # the next table.events offset of this partition to fold
+    listeners: set[Listener] = field(default_factory=set)
+    idle_since: float = 0.0
+    broken: bool = False
+    last_hand: tuple[HandState, list[ev.Event]] | None = None  # the hand before this one
+
+    @property
+    def hand_id(self) -> str | None:
+        return None if self.state is None else self.state.hand_id
+
+
+@dataclass(frozen=True, slots=True)
+class HandStart:
+    """Where a hand's log starts and who plays it."""
+
+    table_id: str
+    partition: int
+    offset: int
+    players: tuple[str, ...]
+
+
+HandEnded = Callable[[HandStart, ev.HandEnded], Awaitable[None]]
+
+
+class TableWatcher:
+    """The watched tables of one gateway (see the module note)."""
+
+    def __init__(self, event_log: EventLog, on_hand_ended: HandEnded | None = None) -> None:
+        self.log = event_log
+        self.on_hand_ended = on_hand_ended
+        self.tables: dict[str, Watched] = {}
+        self.hand_starts: OrderedDict[str, HandStart] = OrderedDict()
+        self.partitions = 0
+        self.lock = asyncio.Lock()
+        self.folded = 0
+
+    async def start(self) -> None:
+        self.partitions = await self.log.partition_count(TABLE_EVENTS)
+
+    def partition_of(self, table_id: str) -> int:
+        return partition_for(table_id, self.partitions)
+
+    # --- watching -----------------------------------------------------------------------------
+
+    async def watch(self, table_id: str, listener: Listener) -> Watched:
+        """The table, loaded if needed, with ``listener`` told of every change."""
+        async with self.lock:
+            w = self.tables.get(table_id)
+            if w is None or w.broken:
+                w = await self._load(table_id)
+                self.tables[table_id] = w
+            w.listeners.add(listener)
+            return w
+
+    def unwatch(self, table_id: str, listener: Listener) -> None:
+        w = self.tables.get(table_id)
+        if w is not None:
+            w.listeners.discard(listener)
+            if not w.listeners:
+                w.idle_since = time.monotonic()
+
+    async def peek(self, table_id: str) -> Watched:
+        """The table's current hand without watching it (loaded for the call if needed)."""
+        async with self.lock:
+            w = self.tables.get(table_id)
+            if w is None:
+                w = await self._load(table_id)
+                w.idle_since = time.monotonic()
+                if w.state is not None:  # a table without a hand is not worth keeping
+                    self.tables[table_id] = w
+            return w
+
+    def drop_idle(self, now: float | None = None) -> int:
+        """Forget tables nobody has watched for ``IDLE_DROP_S``."""
+        now = time.monotonic() if now is None else now
+        idle = [
+            t
+            for t, w in self.tables.items()
+            if not w.listeners and now - w.idle_since > IDLE_DROP_S
+        ]
+        for t in idle:
+            del self.tables[t]
+        return len(idle)
+
+    async def _load(self, table_id: str) -> Watched:
+        """The table's current hand from its head and the log's tail (under the lock)."""
+        p = self.partition_of(table_id)
+        # The end first, then the head: a hand started before the end has its head (written
+        # in the same transaction) visible by then; one started after is the follower's.
+        end = await self.log.end_offset(TABLE_EVENTS, p)
+        head: TableHead | None = None
+        async for r in read_through(self.log, TABLE_HEADS, p, 0):
+            if r.key == table_id:
+                head = msgspec.json.decode(r.value, type=TableHead)
+        w = Watched(table_id, p, position=end)
+        if head is None:
+            return w
+        events: list[ev.Event] = []
+        async for r in read_through(self.log, TABLE_EVENTS, p, head.start_offset, end):
+            if r.key != table_id:
+                continue
+            e = decode_event(r.value)
+            if e.hand_id == head.hand_id:
+                events.append(e)
+        if not events:
+            return w  # the head's hand starts after ``end``: the follower brings it
+        try:
+            w.state, w.events = replay(events), events
+        except ReplayError:
+            log.exception("table %s: its hand log does not replay", table_id)
+            w.broken = True
+        if events and isinstance(events[0], ev.HandStarted):
+            self._remember(
+                events[0].hand_id,
+                HandStart(table_id, p, head.start_offset, tuple(events[0].seats)),
+            )
+        return w
+
+    # --- following -------------------------------------------------------------------------
+
+    async def on_records(self, records: list[Record]) -> None:
+        """Fold a batch of the follower's ``table.events`` and ``table.replies`` records."""
+        touched: set[str] = set()
+        ended: list[tuple[HandStart, ev.HandEnded]] = []
+        async with self.lock:
+            for r in records:
+                if r.topic == TABLE_EVENTS:
+                    self._event(r, touched, ended)
+                elif r.topic == TABLE_REPLIES:
+                    self._reply(r)
+        for table_id in touched:
+            w = self.tables.get(table_id)
+            if w is not None:
+                for listener in list(w.listeners):
+                    listener.table_changed()
+        if self.on_hand_ended is not None:
+            for start, end in ended:
+                try:
+                    await self.on_hand_ended(start, end)
+                except Exception:
+                    log.exception("recording the end of %s failed", end.hand_id)
+
+    def _event(
+        self, r: Record, touched: set[str], ended: list[tuple[HandStart, ev.HandEnded]]
+    ) -> None:
+        w = self.tables.get(r.key)
+        value = r.value
+        starts = b'"type":"hand_started"' in value
+        ends = b'"type":"hand_ended"' in value
+        if w is None and not starts and not ends:
+            return  # nobody watches this table: cheap to skip
+        if w is not None and (r.offset < w.position or r.partition != w.partition):
+            return  # already folded by the load
+        try:
+            e = decode_event(value)
+        except msgspec.DecodeError:
+            log.warning("undecodable event at %s/%d@%d", r.topic, r.partition, r.offset)
+            return
+        if isinstance(e, ev.HandStarted):
+            self._remember(e.hand_id, HandStart(e.table_id, r.partition, r.offset, tuple(e.seats)))
+        elif isinstance(e, ev.HandEnded):
+            start = self.hand_starts.get(e.hand_id)
+            if start is not None:
+                ended.append((start, e))
+        if w is None:
+            return
+        w.position = r.offset + 1
+        self.folded += 1
+        try:
+            if isinstance(e, ev.HandStarted):
+                if w.state is not None and w.state.hand_id != e.hand_id:
+                    w.last_hand = (w.state, w.events)
+                w.state, w.events = HandState(), []
+                apply(w.state, e)
+                w.events.append(e)
+            elif w.state is not None and e.hand_id == w.state.hand_id:
+                apply(w.state, e)
+                w.events.append(e)
+            else:
+                return
+        except ReplayError:
+            log.exception("table %s: event %d does not fit; reloading", w.table_id, e.seq)
+            w.broken = True
+        touched.add(w.table_id)
+
+    def _reply(self, r: Record) -> None:
+        w = self.tables.get(r.key)
+        if w is None or not w.listeners:
+            return
+        try:
+            rejected = msgspec.json.decode(r.value, type=ReplyEnvelope).rejected
+        except msgspec.DecodeError:
+            return
+        for listener in list(w.listeners):
+            listener.command_rejected(rejected)
+
+    def _remember(self, hand_id: str, start: HandStart) -> None:
+        self.hand_starts[hand_id] = start
+        self.hand_starts.move_to_end(hand_id)
+        while len(self.hand_starts) > HAND_INDEX:
+            self.hand_starts.popitem(last=False)
+
+    async def reload_broken(self) -> None:
+        """Load again the tables whose log did not fold (a gap, say)."""
+        async with self.lock:
+            for table_id, w in list(self.tables.items()):
+                if w.broken:
+                    fresh = await self._load(table_id)
+                    fresh.listeners = w.listeners
+                    self.tables[table_id] = fresh
+        for w in self.tables.values():
+            for listener in list(w.listeners):
+                listener.table_changed()

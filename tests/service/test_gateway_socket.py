@@ -1,0 +1,291 @@
+"""The table WebSocket on the embedded log: a player acts only for its own seat, malformed
+frames get error frames on a socket that stays usable, floods are cut off, reconnecting
+with the last seq sends only what is missing, and spectators see public information only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import websockets
+
+from schemas.table import CommandEnvelope
+from services.gateway.config import Limits, Rate
+from services.runtime.log import EventLog
+from services.runtime.topics import TABLE_COMMANDS
+from tests.service.gateway_harness import (
+    connect,
+    guest,
+    platform,
+    play_with_bot,
+    seat_view,
+    table_of_four,
+)
+from tests.service.logs import records
+
+
+async def _commands(log: EventLog) -> list[Any]:
+    return [
+        msgspec.json.decode(r.value, type=CommandEnvelope).command
+        for r in await records(log, TABLE_COMMANDS)
+    ]
+
+
+def test_a_player_acts_only_for_its_own_seat(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            s = await connect(p, users[0], table_id)
+            await s.until(lambda x: x.view is not None)
+            assert s.view is not None
+            mine = s.view["view"]["seat"]
+            other = (mine + 1) % 4
+            tiles = s.view["view"]["players"][mine]["hand"]
+            by_suit = {x: [t for t in tiles if t[1] == x] for x in "mps"}
+            three = next(v[:3] for v in by_suit.values() if len(v) >= 3)
+            # Naming another seat is refused and nothing reaches the table.
+            await s.send(
+                {
+                    "type": "command",
+                    "command_id": "a1",
+                    "body": {"type": "choose_exchange", "tiles": three, "seat": other},
+                }
+            )
+            await s.until(lambda x: bool(x.of_type("error")))
+            error = s.of_type("error")[-1]
+            assert error["code"] == "not_your_seat" and error["command_id"] == "a1"
+            # Timeouts are the clock's; a spectator has no seat to act for.
+            await s.send({"type": "command", "command_id": "a2", "body": {"type": "timeout"}})
+            await s.until(lambda x: len(x.of_type("error")) >= 2)
+            assert s.of_type("error")[-1]["code"] == "forbidden_command"
+            watcher = await guest(p)
+            w = await connect(p, watcher, table_id)
+            await w.until(lambda x: x.view is not None)
+            await w.send({"type": "command", "command_id": "b1", "body": {"type": "pass"}})
+            await w.until(lambda x: bool(x.of_type("error")))
+            assert w.of_type("error")[-1]["code"] == "not_a_player"
+            # The seat is the gateway's: a command without one acts for the sender's seat.
+            await s.send(
+                {
+                    "type": "command",
+                    "command_id": "a3",
+                    "decision_seq": s.view["decision_seq"],
+                    "body": {"type": "choose_exchange", "tiles": three},
+                }
+            )
+            await s.until(
+                lambda x: x.view is not None and x.view["view"]["players"][mine]["chose_exchange"]
+            )
+            sent = [c for c in await _commands(p.log) if getattr(c, "command_id", "")]
+            players = [c for c in sent if not c.command_id.startswith("start:")]
+            assert [(c.seat, c.command_id) for c in players] == [(mine, f"{users[0].id}/a3")]
+            for x in (s, w):
+                await x.close()
+
+    asyncio.run(go())
+
+
+def test_malformed_frames_get_error_frames_and_the_socket_stays_usable(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p)
+            s = await connect(p, users[0], table_id)
+            await s.until(lambda x: x.view is not None)
+            bad: list[str | bytes] = [
+                "this is not json",
+                json.dumps({"type": "launch_missiles"}),
+                json.dumps({"type": "command", "command_id": "x", "body": {"type": "discard"}}),
+                json.dumps({"type": "command", "command_id": "bad id!", "body": {}}),
+                json.dumps(
+                    {
+                        "type": "command",
+                        "command_id": "y",
+                        "body": {"type": "discard", "tile": "0z"},
+                    }
+                ),
+                json.dumps({"type": "hello", "token": "t", "table_id": table_id}),
+                b"\x00\x01binary",
+                json.dumps({"type": "ping", "t": "x" * 20_000}),
+            ]
+            for frame in bad:
+                await s.ws.send(frame)
+            await s.until(lambda x: len(x.of_type("error")) >= len(bad))
+            codes = [e["code"] for e in s.of_type("error")]
+            assert codes == [
+                "bad_frame",
+                "bad_frame",
+                "bad_command",
+                "bad_frame",
+                "bad_command",
+                "bad_frame",
+                "bad_frame",
+                "too_large",
+            ]
+            assert all(e["reason"] for e in s.of_type("error"))
+            await s.send({"type": "ping", "t": 42})
+            await s.until(lambda x: bool(x.of_type("pong")))
+            assert s.of_type("pong")[-1]["t"] == 42
+            # The socket still plays: the whole hand, to its end.
+            others = [await connect(p, u, table_id) for u in users[1:]]
+            await asyncio.wait_for(asyncio.gather(*(play_with_bot(x) for x in [s, *others])), 120)
+            r = await p.http.get("/healthz")
+            assert r.json()["ok"]
+            for x in [s, *others]:
+                await x.close()
+
+    asyncio.run(go())
+
+
+def test_floods_are_cut_off_and_the_service_stays_healthy(tmp_path: Path) -> None:
+    limits = Limits(
+        ws_frames=Rate(5.0, 10.0),
+        ws_flood_strikes=30,
+        ws_max_frame_bytes=1024,
+        ws_hard_max_bytes=4096,
+    )
+
+    async def go() -> None:
+        async with platform(tmp_path, limits=limits) as p:
+            table_id, users = await table_of_four(p)
+            s = await connect(p, users[0], table_id)
+            await s.until(lambda x: x.view is not None)
+            for i in range(200):
+                try:
+                    await s.send({"type": "ping", "t": i})
+                except websockets.ConnectionClosed:
+                    break
+            await s.until(lambda x: x.closed, 10)
+            codes = [e["code"] for e in s.of_type("error")]
+            assert codes[0] == "rate_limited" and codes[-1] == "flood"
+            assert s.ws.close_code == 1008
+            # A frame past the hard limit closes the socket (1009) without harm.
+            big = await connect(p, users[1], table_id)
+            await big.until(lambda x: x.view is not None)
+            await big.ws.send("x" * 10_000)
+            await big.until(lambda x: x.closed, 10)
+            assert big.ws.close_code == 1009
+            # Everyone else is fine.
+            ok = await connect(p, users[2], table_id)
+            await ok.until(lambda x: x.view is not None)
+            await ok.send({"type": "ping", "t": 1})
+            await ok.until(lambda x: bool(x.of_type("pong")))
+            await ok.close()
+
+    asyncio.run(go())
+
+
+def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p)
+            sockets = [await connect(p, u, table_id) for u in users]
+            others = asyncio.gather(*(play_with_bot(s) for s in sockets[1:]))
+            first = sockets[0]
+            await asyncio.wait_for(play_with_bot(first, stop_at_seq=40), 60)
+            held = dict(first.events)
+            last = max(n for n in held if all(k in held for k in range(1, n + 1)))
+            hand_id = first.hand_id
+            await first.close()
+            # The others play on while it is away, until the hand waits for it.
+            watcher = await connect(p, users[1], table_id)
+            await watcher.until(
+                lambda x: (
+                    x.view is not None
+                    and x.view["seq"] > last
+                    and first.view is not None
+                    and (
+                        x.view["view"]["pending"] == [first.view["view"]["seat"]]
+                        or x.view["view"]["phase"] == "ended"
+                    )
+                )
+            )
+            await watcher.close()
+            again = await connect(p, users[0], table_id, hand_id=hand_id, last_seq=last)
+            await again.until(lambda x: x.view is not None)
+            batch = again.of_type("events")[0]["events"]
+            new = [e["seq"] for e in batch if e["seq"] > last]
+            assert new == list(range(last + 1, again.view["seq"] + 1))
+            # Earlier events are sent again only whole: ones it may have held hidden.
+            for e in batch:
+                if e["seq"] <= last:
+                    assert e["type"] != "hidden"
+                    assert e["type"] in (
+                        "tiles_dealt",
+                        "wall_built",
+                        "exchange_chosen",
+                        "missing_suit_declared",
+                        "tile_drawn",
+                        "claim_declared",
+                        "passed",
+                    )
+            merged = {**held, **{e["seq"]: e for e in batch}}
+            fresh = await connect(p, users[0], table_id)
+            await fresh.until(lambda x: x.view is not None and bool(x.events))
+            assert merged == fresh.events
+            assert again.view["view"] == fresh.view["view"]
+            await asyncio.wait_for(asyncio.gather(play_with_bot(again), others), 120)
+            for s in (again, fresh, *sockets[1:]):
+                await s.close()
+
+    asyncio.run(go())
+
+
+def test_spectators_see_only_public_information(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            watcher = await guest(p)
+            w = await connect(p, watcher, table_id)
+            await w.until(lambda x: x.view is not None)
+            assert w.of_type("welcome")[0]["role"] == "spectator"
+            players = [await connect(p, u, table_id) for u in users]
+            games = asyncio.gather(*(play_with_bot(s) for s in players))
+            while not games.done():
+                await asyncio.sleep(0.05)
+                if w.view is None:
+                    continue
+                view = seat_view(w.view)
+                if view.phase == "ended":
+                    continue
+                assert view.seat is None and view.legal_actions == [] and view.drawn is None
+                assert view.wall is None and view.seed is None
+                assert all(x.hand is None for x in view.players if not x.won)
+                for e in w.events.values():
+                    assert e["type"] not in ("tiles_dealt", "wall_built", "tile_drawn")
+                    if e["type"] == "exchange_resolved":
+                        assert e["passed"] == [[], [], [], []]
+            await asyncio.wait_for(games, 120)
+            await w.until(lambda x: x.view is not None and x.view["view"]["phase"] == "ended")
+            assert all(x["hand"] is not None for x in w.view["view"]["players"])
+            for s in (w, *players):
+                await s.close()
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_strangers_and_bad_tokens_are_refused(tmp_path: Path, public: bool) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, _ = await table_of_four(p, {"clock": None, "hands": 1, "public": public})
+            stranger = await guest(p)
+            s = await connect(p, stranger, table_id)
+            if public:
+                await s.until(lambda x: x.view is not None)
+                assert s.of_type("welcome")[0]["role"] == "spectator"
+            else:
+                await s.until(lambda x: x.closed)
+                assert s.of_type("error")[-1]["code"] == "forbidden"
+                assert s.ws.close_code == 1008
+            nobody = await connect(p, None, table_id)
+            await nobody.until(lambda x: x.closed)
+            assert nobody.of_type("error")[-1]["code"] == "unauthorized"
+            late = await connect(p, stranger, table_id, v=99)
+            await late.until(lambda x: x.closed)
+            assert late.of_type("error")[-1]["code"] == "unsupported_version"
+
+    asyncio.run(go())
