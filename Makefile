@@ -19,8 +19,8 @@ $(STAMP): pyproject.toml
 test: lint typecheck unit conformance browser integration
 
 lint: $(STAMP)
-	$(PY) -m ruff check schemas services tests
-	$(PY) -m ruff format --check schemas services tests
+	$(PY) -m ruff check schemas services tests deploy
+	$(PY) -m ruff format --check schemas services tests deploy
 
 typecheck: $(STAMP)
 	$(PY) -m mypy schemas services
@@ -77,4 +77,23 @@ db-up:
 	bash deploy/postgres/postgres.sh up
 
 db-down:
+	bash deploy/postgres/postgres.sh down
+
+## cluster: the distributed mode on this machine, without Docker: the broker, the database,
+## the topics, and every service as its own process under deploy/cluster.py (logs in
+## ./cluster/logs/<service>.log, pids in ./cluster/run/; a service that dies is restarted).
+## cluster-down: SIGTERM every service (by pid, then wait), then stop the broker and database.
+.PHONY: cluster cluster-down cluster-status
+cluster: $(STAMP)
+	bash deploy/kafka/kafka.sh up
+	bash deploy/postgres/postgres.sh up
+	$(PY) deploy/cluster.py up --restart --kafka 127.0.0.1:$${KAFKA_PORT:-19092} \
+		--postgres "$$(bash deploy/postgres/postgres.sh dsn)"
+
+cluster-status:
+	$(PY) deploy/cluster.py status
+
+cluster-down:
+	$(PY) deploy/cluster.py down
+	bash deploy/kafka/kafka.sh down
 	bash deploy/postgres/postgres.sh down

@@ -474,7 +474,12 @@ def build_parser() -> argparse.ArgumentParser:
         "payment and final score. Prints a summary; exits 1 on any mismatch.",
     )
     add_log_options(p)
-    p.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=2,
+        help="processes auditing, this one included (default 2)",
+    )
     p.add_argument("--show", type=int, default=20, help="mismatches to print (default 20)")
     p.add_argument(
         "--table",

@@ -6,6 +6,8 @@ exactly what a human client would get; its command goes to ``table.commands`` li
 
 from __future__ import annotations
 
+import heapq
+import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -55,12 +57,15 @@ async def simulate(
     deadline_s: float = 3600.0,
     measure_s: float | None = None,
     bots: Sequence[str] = DEFAULT_BOTS,
+    think_s: float = 0.0,
 ) -> SimulationResult:
     """Play ``hands`` hands over ``tables`` concurrent tables; returns when all have ended.
 
     ``bots`` names the strength of each seat (``services.bots.STRENGTHS``). With
     ``measure_s`` it stops after that long instead (a benchmark's steady-state window) and
-    reports what was done by then. ``seed`` is accepted for older callers and unused: bots
+    reports what was done by then. With ``think_s`` each decision is sent after a pause
+    drawn uniformly from half to one and a half times it (players at a human pace; latency is
+    timed from the send). ``seed`` is accepted for older callers and unused: bots
     decide deterministically from their views and the table service shuffles each hand.
     """
     del seed
@@ -79,12 +84,20 @@ async def simulate(
     latencies: list[float] = []
     events = 0
 
+    thinking: list[tuple[float, int, str, Outgoing]] = []  # (due, n, command id, record)
+    pace = random.Random(7)
+
     def send(command: cmd.HandCommand | StartHand, table_id: str) -> None:
         nonlocal commands
         commands += 1
         envelope = CommandEnvelope(command=command)  # type: ignore[arg-type]
-        outbox.append(Outgoing(TABLE_COMMANDS, table_id, encode(envelope)))
-        waiting[command.command_id] = 0.0
+        record = Outgoing(TABLE_COMMANDS, table_id, encode(envelope))
+        if think_s > 0 and not isinstance(command, StartHand):
+            due = time.perf_counter() + think_s * pace.uniform(0.5, 1.5)
+            heapq.heappush(thinking, (due, commands, command.command_id, record))
+        else:
+            waiting[command.command_id] = 0.0
+            outbox.append(record)
 
     def start(run: _TableRun) -> None:
         nonlocal started
@@ -104,6 +117,11 @@ async def simulate(
                 break
             if time.perf_counter() - begin > deadline_s:
                 raise TimeoutError(f"simulation stalled: {done}/{hands} hands after {deadline_s}s")
+            now = time.perf_counter()
+            while thinking and thinking[0][0] <= now:
+                _, _, cid, record = heapq.heappop(thinking)
+                waiting[cid] = 0.0
+                outbox.append(record)
             if outbox:
                 stamp = time.perf_counter()
                 for cid, t in waiting.items():
@@ -112,7 +130,8 @@ async def simulate(
                 await event_log.produce(outbox)
                 outbox.clear()
             changed: set[str] = set()
-            for r in await follower.poll(0 if outbox else 0.05):
+            wait = 0.05 if not thinking else min(0.05, max(0.0, thinking[0][0] - now))
+            for r in await follower.poll(wait):
                 target = runs.get(r.key)
                 if target is None:
                     continue

@@ -101,6 +101,36 @@ class Table:
         return self.state is not None and self.state.phase != "ended"
 
 
+class _Lane:
+    """A partition's queue of read commands, drained by one task in log order."""
+
+    def __init__(self) -> None:
+        self.queue: list[Record] = []
+        self.next_offset = -1  # records below this were queued already
+        self.wake = asyncio.Event()
+        self.closed = False
+        self.task: asyncio.Task[None]
+
+    def add(self, records: list[Record]) -> None:
+        fresh = [r for r in records if r.offset >= self.next_offset]
+        if fresh:
+            self.queue.extend(fresh)
+            self.next_offset = fresh[-1].offset + 1
+            self.wake.set()
+
+    def take(self, limit: int) -> list[Record]:
+        batch, self.queue = self.queue[:limit], self.queue[limit:]
+        return batch
+
+    def restart(self) -> None:
+        self.queue.clear()
+        self.next_offset = -1
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+
 class TableService:
     """The single writer of every table whose ``table.commands`` partition it is assigned."""
 
@@ -133,22 +163,55 @@ class TableService:
         await processor.start()
         self.ready.set()
         try:
-            while not stop.is_set():
-                batch = await processor.poll(self.max_batch, timeout_s=0.1)
-                work = [self._process(processor, p, records) for p, records in batch.items()]
-                if processor.concurrent_partitions:
-                    # Partitions hold disjoint tables: their transactions overlap safely.
-                    await asyncio.gather(*work)
-                else:
-                    for job in work:
-                        await job
+            if processor.concurrent_partitions:
+                await self._pipelined(processor, stop)
+            else:
+                while not stop.is_set():
+                    batch = await processor.poll(self.max_batch, timeout_s=0.1)
+                    for p, records in batch.items():
+                        await self._process(processor, p, records)
         finally:
             await processor.stop()
             self.ready.clear()
 
-    async def _process(self, processor: Processor, partition: int, records: list[Record]) -> None:
+    async def _pipelined(self, processor: Processor, stop: asyncio.Event) -> None:
+        """One lane per partition: each commits its next batch as soon as its previous
+        commit is done. Partitions hold disjoint tables, so their transactions overlap
+        safely, and no partition waits for another's commit (a poll-wide barrier made the
+        slowest commit every table's latency)."""
+        lanes: dict[int, _Lane] = {}
+        try:
+            while not stop.is_set():
+                batch = await processor.poll(self.max_batch, timeout_s=0.1)
+                for p, records in batch.items():
+                    lane = lanes.get(p)
+                    if lane is None or lane.task.done():
+                        lane = lanes[p] = _Lane()
+                        lane.task = asyncio.create_task(self._drain(processor, p, lane))
+                    lane.add(records)
+        finally:
+            for lane in lanes.values():
+                lane.close()
+            await asyncio.gather(*(lane.task for lane in lanes.values()), return_exceptions=True)
+
+    async def _drain(self, processor: Processor, partition: int, lane: _Lane) -> None:
+        while True:
+            await lane.wake.wait()
+            lane.wake.clear()
+            while lane.queue:
+                records = lane.take(self.max_batch)
+                if not await self._process(processor, partition, records):
+                    lane.restart()  # rewound or revoked: what was queued comes again
+                    if partition not in processor.assignment():
+                        return
+            if lane.closed:
+                return
+
+    async def _process(self, processor: Processor, partition: int, records: list[Record]) -> bool:
+        """Decide and commit one batch; False when it did not commit (revoked, or failed and
+        rewound: the commands will be read again)."""
         if partition not in processor.assignment():
-            return  # revoked since the poll: the new owner reads these commands
+            return False  # revoked since the poll: the new owner reads these commands
         began = time.perf_counter()
         try:
             async with processor.transaction(partition, records[-1].offset + 1) as txn:
@@ -158,17 +221,18 @@ class TableService:
             TRANSACTIONS.labels("failed").inc()
             if partition not in processor.assignment():
                 log.info("partition %d was revoked during its transaction", partition)
-                return
+                return False
             # The transaction may not have committed: memory may be ahead of the log. Settle
             # it, rebuild the partition's tables from the log, read the commands again.
             log.exception("transaction failed; recovering partition %d", partition)
             await processor.rewind(partition)
             await self._recover(partition)
-        else:
-            TRANSACTIONS.labels("committed").inc()
-            elapsed = time.perf_counter() - began
-            for _ in records:
-                COMMAND_LATENCY.observe(elapsed)
+            return False
+        TRANSACTIONS.labels("committed").inc()
+        elapsed = time.perf_counter() - began
+        for _ in records:
+            COMMAND_LATENCY.observe(elapsed)
+        return True
 
     # --- one command ------------------------------------------------------------------------
 
@@ -201,7 +265,9 @@ class TableService:
         if command.command_id and command.command_id in table.seen:
             self._reject(txn, table, command, "duplicate", "this command was already applied")
             return
-        now = self.now_ms()
+        # An answer that arrives before its clock started (during the pause between hands)
+        # is stamped at the clock's start: it used no time, and the log stays consistent.
+        now = max(self.now_ms(), _clocks_started(table.state))
         late = check_time(table.state, command, now)
         if late is not None:
             self._reject(txn, table, command, late.code, late.reason, late.params)
@@ -465,6 +531,13 @@ def _kind(command: object) -> str:
         config = getattr(kind, "__struct_config__", None)
         tag = _KINDS[kind] = str(getattr(config, "tag", None) or kind.__name__)
     return tag
+
+
+def _clocks_started(state: HandState) -> int:
+    """When the latest running clock started (0 for an untimed hand or no running clock)."""
+    if state.clock is None or not state.clock.running:
+        return 0
+    return max(r.offered_ms for r in state.clock.running.values())
 
 
 def _start_problem(command: StartHand) -> tuple[str, str] | None:

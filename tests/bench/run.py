@@ -20,7 +20,7 @@ TARGETS = {
     "random_hands_per_s": (">=", 500),
     "audit_records_hands_per_s_parallel": (">=", 5_000),
     "audit_hands_per_s_parallel": (">=", 5_000),
-    "kafka_100_tables.p99_ms": ("<=", 50),
+    "kafka_100_tables_paced.p99_ms": ("<=", 50),
     "kafka_1000_timed_tables.p99_ms": ("<=", 100),
     "kafka_postgres.recompute_s": ("<=", 60),
     "selfplay_normal_hands_per_s": (">=", 300),
@@ -146,9 +146,12 @@ NOTES = {
     ],
     "service": [
         "The table service runs as its own process (`mahjong-planet table`); simulated "
-        "players in the bench process keep N tables busy for a fixed window (60 s), each "
-        "answering as soon as "
-        "its decision appears. *p50/p99* is per command, from handing it to the log to "
+        "players (easy bots, the cheapest legal players) in the bench process keep N tables "
+        "busy for a fixed window (60 s). Plain rows: each answers as soon as its decision "
+        "appears, which saturates the two cores and measures throughput; the latency there "
+        "is mostly queueing. *paced* rows: each decision is sent 0.5–1.5 s after it is "
+        "offered, as people play; the latency target applies to those. *p50/p99* is per "
+        "command, from handing it to the log to "
         "reading its first event back (read-committed on Kafka), so it includes the players' "
         "own queueing when the bench process is the bottleneck.",
         "Kafka: a single-node KRaft broker on this machine (`deploy/kafka/kafka.sh`), one "

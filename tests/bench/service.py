@@ -25,6 +25,7 @@ from services.simulate import simulate
 ROOT = Path(__file__).resolve().parents[2]
 LEVELS = (1, 100, 1000)  # concurrent tables
 MEASURE_S = 60.0  # the steady-state window per level
+PACED_THINK_S = 1.0  # paced levels: each decision about a second after it is offered
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -44,13 +45,23 @@ def _broker() -> str:
     return up.stdout.strip().splitlines()[-1]
 
 
-async def _level(log: EventLog, tables: int, seconds: float) -> dict[str, Any]:
+async def _level(log: EventLog, tables: int, seconds: float, think_s: float) -> dict[str, Any]:
+    # Easy bots: the cheapest legal players, so the figure is the service path's, not the
+    # players' thinking (all four share this process and its one core).
     result = await simulate(
-        log, hands=10 * tables, tables=tables, seed=tables, measure_s=seconds, deadline_s=1800
+        log,
+        hands=10 * tables,
+        tables=tables,
+        seed=tables,
+        measure_s=seconds,
+        deadline_s=1800,
+        bots=("easy",) * 4,
+        think_s=think_s,
     )
     lat = result.latencies_ms
     return {
         "tables": tables,
+        "think_s": think_s,
         "hands_finished": result.hands,
         "commands": result.commands,
         "p50_ms": round(statistics.median(lat), 1),
@@ -70,14 +81,14 @@ def _service(args: list[str]) -> subprocess.Popen[bytes]:
 
 
 async def _run(
-    log: EventLog, service_args: list[str], levels: tuple[int, ...], seconds: float
+    log: EventLog, service_args: list[str], levels: tuple[tuple[int, float], ...], seconds: float
 ) -> list[dict[str, Any]]:
     await log.start()
     await log.create_topics(TOPICS)
     proc = _service(service_args)
     try:
         await asyncio.sleep(3)  # let it join and recover
-        return [await _level(log, t, seconds) for t in levels]
+        return [await _level(log, t, seconds, think) for t, think in levels]
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -88,9 +99,12 @@ def run_all() -> dict[str, Any]:
     seconds = float(os.environ.get("MAHJONG_BENCH_SECONDS", MEASURE_S))
     out: dict[str, Any] = {}
     data = tempfile.mkdtemp(prefix="mp-bench-")
-    for row in asyncio.run(_run(EmbeddedLog(data), ["--data", data], LEVELS[:2], seconds)):
+    embedded = tuple((t, 0.0) for t in LEVELS[:2])
+    for row in asyncio.run(_run(EmbeddedLog(data), ["--data", data], embedded, seconds)):
         out[f"embedded_{row['tables']}_tables"] = row
     broker = _broker()
-    for row in asyncio.run(_run(KafkaLog(broker), ["--kafka", broker], LEVELS, seconds)):
-        out[f"kafka_{row['tables']}_tables"] = row
+    levels = tuple((t, 0.0) for t in LEVELS) + tuple((t, PACED_THINK_S) for t in LEVELS[1:])
+    for row in asyncio.run(_run(KafkaLog(broker), ["--kafka", broker], levels, seconds)):
+        paced = "_paced" if row["think_s"] else ""
+        out[f"kafka_{row['tables']}_tables{paced}"] = row
     return out

@@ -202,3 +202,59 @@ async def test_only_a_rated_hand_leaves_a_result_for_the_ratings(tmp_path: Path)
     assert isinstance(ended, ev.HandEnded)
     assert result.points == ended.scores and result.rated and result.clock == "bullet"
     assert result.players == ["a", "b", "c", "d"] and result.hand_id == ended.hand_id
+
+
+@synchronously
+async def test_an_answer_during_the_pause_between_hands_used_no_time_and_audits(
+    tmp_path: Path,
+) -> None:
+    async with table_service(tmp_path) as log:
+        start = StartHand(
+            table_id="pause",
+            players=["a", "b", "c", "d"],
+            clock="bullet",
+            hands=2,
+            command_id="s",
+        )
+        await log.produce(
+            [Outgoing(TABLE_COMMANDS, "pause", encode(CommandEnvelope(command=start)))]
+        )
+        _, stop, task = clock_service(log)
+        await until_ended(log, ["pause"])  # the first hand, by timeouts
+        stop.set()
+        await task
+        hands = await hand_logs(log)
+        second = next(v for k, v in hands.items() if k[1] == "pause#2")
+        opened = next(e for e in second if isinstance(e, ev.ClockStarted))
+        assert opened.at_ms > fast_now()  # its clocks have not started yet
+        answer = cmd.ChooseExchange(
+            seat=0,
+            table_id="pause",
+            hand_id="pause#2",
+            decision_seq=opened.decision_seq,
+            command_id="early",
+            tiles=_three_of_a_suit(second),
+        )
+        await log.produce(
+            [Outgoing(TABLE_COMMANDS, "pause", encode(CommandEnvelope(command=answer)))]
+        )
+        _, stop, task = clock_service(log)  # now the second hand plays out by timeouts
+        for _ in range(600):
+            second = next(v for k, v in (await hand_logs(log)).items() if k[1] == "pause#2")
+            if isinstance(second[-1], ev.HandEnded):
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await task
+    stop_event = next(e for e in second if isinstance(e, ev.ClockStopped))
+    assert stop_event.seat == 0 and stop_event.used_ms == 0 and not stop_event.timeout
+    assert audit_hand(second).ok, audit_hand(second).problems
+
+
+def _three_of_a_suit(events: list[ev.Event]) -> list[str]:
+    dealt = next(e for e in events if isinstance(e, ev.TilesDealt) and e.seat == 0)
+    for suit in "mps":
+        tiles = sorted(t for t in dealt.tiles if t.endswith(suit))
+        if len(tiles) >= 3:
+            return tiles[:3]
+    raise AssertionError("no suit with three tiles")
