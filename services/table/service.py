@@ -101,36 +101,6 @@ class Table:
         return self.state is not None and self.state.phase != "ended"
 
 
-class _Lane:
-    """A partition's queue of read commands, drained by one task in log order."""
-
-    def __init__(self) -> None:
-        self.queue: list[Record] = []
-        self.next_offset = -1  # records below this were queued already
-        self.wake = asyncio.Event()
-        self.closed = False
-        self.task: asyncio.Task[None]
-
-    def add(self, records: list[Record]) -> None:
-        fresh = [r for r in records if r.offset >= self.next_offset]
-        if fresh:
-            self.queue.extend(fresh)
-            self.next_offset = fresh[-1].offset + 1
-            self.wake.set()
-
-    def take(self, limit: int) -> list[Record]:
-        batch, self.queue = self.queue[:limit], self.queue[limit:]
-        return batch
-
-    def restart(self) -> None:
-        self.queue.clear()
-        self.next_offset = -1
-
-    def close(self) -> None:
-        self.closed = True
-        self.wake.set()
-
-
 class TableService:
     """The single writer of every table whose ``table.commands`` partition it is assigned."""
 
@@ -163,49 +133,18 @@ class TableService:
         await processor.start()
         self.ready.set()
         try:
-            if processor.concurrent_partitions:
-                await self._pipelined(processor, stop)
-            else:
-                while not stop.is_set():
-                    batch = await processor.poll(self.max_batch, timeout_s=0.1)
-                    for p, records in batch.items():
-                        await self._process(processor, p, records)
+            while not stop.is_set():
+                batch = await processor.poll(self.max_batch, timeout_s=0.1)
+                work = [self._process(processor, p, records) for p, records in batch.items()]
+                if processor.concurrent_partitions:
+                    # Partitions hold disjoint tables: their transactions overlap safely.
+                    await asyncio.gather(*work)
+                else:
+                    for job in work:
+                        await job
         finally:
             await processor.stop()
             self.ready.clear()
-
-    async def _pipelined(self, processor: Processor, stop: asyncio.Event) -> None:
-        """One lane per partition: each commits its next batch as soon as its previous
-        commit is done. Partitions hold disjoint tables, so their transactions overlap
-        safely, and no partition waits for another's commit (a poll-wide barrier made the
-        slowest commit every table's latency)."""
-        lanes: dict[int, _Lane] = {}
-        try:
-            while not stop.is_set():
-                batch = await processor.poll(self.max_batch, timeout_s=0.1)
-                for p, records in batch.items():
-                    lane = lanes.get(p)
-                    if lane is None or lane.task.done():
-                        lane = lanes[p] = _Lane()
-                        lane.task = asyncio.create_task(self._drain(processor, p, lane))
-                    lane.add(records)
-        finally:
-            for lane in lanes.values():
-                lane.close()
-            await asyncio.gather(*(lane.task for lane in lanes.values()), return_exceptions=True)
-
-    async def _drain(self, processor: Processor, partition: int, lane: _Lane) -> None:
-        while True:
-            await lane.wake.wait()
-            lane.wake.clear()
-            while lane.queue:
-                records = lane.take(self.max_batch)
-                if not await self._process(processor, partition, records):
-                    lane.restart()  # rewound or revoked: what was queued comes again
-                    if partition not in processor.assignment():
-                        return
-            if lane.closed:
-                return
 
     async def _process(self, processor: Processor, partition: int, records: list[Record]) -> bool:
         """Decide and commit one batch; False when it did not commit (revoked, or failed and
