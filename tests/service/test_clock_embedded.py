@@ -25,6 +25,7 @@ from services.clock.service import ClockService
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing
 from services.runtime.topics import RATING_RESULTS, TABLE_COMMANDS, TOPICS
+from services.table import service as table_module
 from services.table.service import TableService
 from tests.service.logs import assert_exactly_once, hand_logs, records, replies
 
@@ -208,6 +209,15 @@ async def test_only_a_rated_hand_leaves_a_result_for_the_ratings(tmp_path: Path)
 async def test_an_answer_during_the_pause_between_hands_used_no_time_and_audits(
     tmp_path: Path,
 ) -> None:
+    # A pause of 3 s of real time (at this test's speed), so the answer surely falls in it.
+    table_module.BETWEEN_HANDS_MS = 3_000 * SPEED
+    try:
+        await _answer_during_the_pause(tmp_path)
+    finally:
+        table_module.BETWEEN_HANDS_MS = 5_000
+
+
+async def _answer_during_the_pause(tmp_path: Path) -> None:
     async with table_service(tmp_path) as log:
         start = StartHand(
             table_id="pause",
