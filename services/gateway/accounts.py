@@ -60,11 +60,12 @@ class HandPlayed(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class AccountError(Exception):
-    """A refused account operation: a stable ``code`` and an English reason."""
+    """A refused account operation: a stable ``code``, its ``params`` (for clients to
+    translate) and an English reason."""
 
-    def __init__(self, code: str, reason: str, status: int = 400) -> None:
+    def __init__(self, code: str, reason: str, status: int = 400, **params: str | int) -> None:
         super().__init__(reason)
-        self.code, self.reason, self.status = code, reason, status
+        self.code, self.reason, self.status, self.params = code, reason, status, params
 
 
 class NameTaken(Exception):
@@ -220,7 +221,9 @@ def _new_id() -> str:
 
 def _check_name(name: str) -> None:
     if not NAME_RE.match(name):
-        raise AccountError("bad_name", "a name is 3 to 24 letters, digits, '_' or '-'", 400)
+        raise AccountError(
+            "bad_name", "a name is 3 to 24 letters, digits, '_' or '-'", 400, min=3, max=24
+        )
     if name.lower().startswith(("guest-", "computer")):
         raise AccountError("reserved_name", "names starting with Guest- or computer are reserved")
 
@@ -228,7 +231,10 @@ def _check_name(name: str) -> None:
 def _check_password(password: str) -> None:
     if not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
         raise AccountError(
-            "bad_password", f"a password has {MIN_PASSWORD} to {MAX_PASSWORD} characters"
+            "bad_password",
+            f"a password has {MIN_PASSWORD} to {MAX_PASSWORD} characters",
+            min=MIN_PASSWORD,
+            max=MAX_PASSWORD,
         )
 
 

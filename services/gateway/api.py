@@ -9,18 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 from litestar import Request, Response, delete, get, post
 from litestar.exceptions import HTTPException
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.openapi import ResponseSpec
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from schemas import events as ev
 from schemas import lobby as lb
 from schemas.views import SeatView
 from services.gateway import protocol as proto
-from services.gateway.accounts import Account, AccountError, HandPlayed
+from services.gateway.accounts import (
+    MAX_PASSWORD,
+    MIN_PASSWORD,
+    NAME_RE,
+    Account,
+    AccountError,
+    HandPlayed,
+)
 from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.lobby import RequestTimeout
 from services.gateway.visibility import hand_over, seen_events
@@ -39,14 +47,53 @@ class ApiError(Exception):
 
 
 class ErrorOut(msgspec.Struct, frozen=True, kw_only=True):
+    """Every error answer: a stable ``code`` for clients to translate, ``params`` for the
+    message, and an English ``reason``."""
+
     code: str
     reason: str
     params: dict[str, str | int] = {}
 
 
+_ERROR_DESCRIPTIONS = {
+    400: "malformed or refused input (`bad_request`, `bad_name`, `bad_password`, ...)",
+    401: "no valid session token (`unauthorized`, `bad_credentials`)",
+    403: "admin routes are off: MAHJONG_ADMIN_TOKEN is not set (`admin_disabled`)",
+    404: "no such table, player or hand, or not one the caller may see",
+    409: "refused by matchmaking or by the hand's state (e.g. `no_such_table`, `in_queue`)",
+    413: "the request body is too large (`too_large`)",
+    429: "rate limited (`rate_limited`; `Retry-After` says when to try again)",
+    503: "a service did not answer in time (`matchmaking_unavailable`) or could not help",
+}
+
+
+def errors(*statuses: int) -> dict[int, ResponseSpec]:
+    """The OpenAPI entries of a route's error answers (each an ``ErrorOut``); 429 always,
+    since every route is rate limited."""
+    return {
+        status: ResponseSpec(
+            data_container=ErrorOut,
+            description=_ERROR_DESCRIPTIONS[status],
+            generate_examples=False,
+        )
+        for status in sorted({*statuses, 429})
+    }
+
+
+MAX_QUERY_INT = 2**53 - 1
+"""Bound of the integer query parameters passed on to a store (a larger one may not fit a
+64-bit column: the store raised and the route answered 500); the largest integer every JSON
+tool holds exactly."""
+
+SESSION: list[dict[str, list[str]]] = [{"session": []}]
+"""OpenAPI security requirement of the routes that need a session token."""
+SESSION_OPTIONAL: list[dict[str, list[str]]] = [{}, {"session": []}]
+ADMIN: list[dict[str, list[str]]] = [{"admin": []}]
+
+
 def api_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[ErrorOut]:
     if isinstance(exc, AccountError):
-        exc = ApiError(exc.status, exc.code, exc.reason)
+        exc = ApiError(exc.status, exc.code, exc.reason, **exc.params)
     if isinstance(exc, ApiError):
         body = ErrorOut(code=exc.code, reason=exc.reason, params=exc.params)
         return Response(body, status_code=exc.status)
@@ -85,14 +132,42 @@ class Credentials(msgspec.Struct, frozen=True, kw_only=True):
     password: str
 
 
+# A new account's name and password rules, for the OpenAPI document only: ``Accounts`` checks
+# them itself, so a bad name or password gets its own stable code (``bad_name``,
+# ``bad_password``) rather than a generic validation error.
+_NAME_DOC = msgspec.Meta(
+    extra_json_schema={
+        "description": "3 to 24 letters, digits, '_' or '-'; not starting with Guest- or computer",
+        "extra": {"pattern": NAME_RE.pattern},
+    }
+)
+_PASSWORD_DOC = msgspec.Meta(
+    extra_json_schema={
+        "description": f"{MIN_PASSWORD} to {MAX_PASSWORD} characters",
+        "extra": {"min_length": MIN_PASSWORD, "max_length": MAX_PASSWORD},
+    }
+)
+
+
+class NewAccount(msgspec.Struct, frozen=True, kw_only=True):
+    name: Annotated[str, _NAME_DOC]
+    password: Annotated[str, _PASSWORD_DOC]
+
+
 class SessionOut(msgspec.Struct, frozen=True, kw_only=True):
     token: str
     expires_ms: int
     account: Account
 
 
-@post("/api/auth/register", status_code=201, tags=["accounts"])
-async def register(request: Request[Any, Any, Any], data: JSONBody[Credentials]) -> SessionOut:
+@post(
+    "/api/auth/register",
+    status_code=201,
+    tags=["accounts"],
+    security=SESSION_OPTIONAL,
+    responses=errors(400, 409, 413),
+)
+async def register(request: Request[Any, Any, Any], data: JSONBody[NewAccount]) -> SessionOut:
     """A new account; with a guest's token, that guest becomes a full account (its history
     stays)."""
     gw = gateway_of(request)
@@ -104,20 +179,26 @@ async def register(request: Request[Any, Any, Any], data: JSONBody[Credentials])
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post("/api/auth/login", status_code=200, tags=["accounts"])
+@post("/api/auth/login", status_code=200, tags=["accounts"], responses=errors(400, 401, 413))
 async def login(request: Request[Any, Any, Any], data: JSONBody[Credentials]) -> SessionOut:
     s = await gateway_of(request).accounts.login(data.name, data.password)
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post("/api/auth/guest", status_code=201, tags=["accounts"])
+@post("/api/auth/guest", status_code=201, tags=["accounts"], responses=errors(503))
 async def guest(request: Request[Any, Any, Any]) -> SessionOut:
     """A guest account with a generated name, to play at once."""
     s = await gateway_of(request).accounts.guest()
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post("/api/auth/logout", status_code=204, tags=["accounts"])
+@post(
+    "/api/auth/logout",
+    status_code=204,
+    tags=["accounts"],
+    security=SESSION_OPTIONAL,
+    responses=errors(),
+)
 async def logout(request: Request[Any, Any, Any]) -> None:
     token = _bearer(request)
     if token:
@@ -130,7 +211,7 @@ class MeOut(msgspec.Struct, frozen=True, kw_only=True):
     queue_since_ms: int | None = None  # waiting for Quick Play since
 
 
-@get("/api/me", tags=["accounts"])
+@get("/api/me", tags=["accounts"], security=SESSION, responses=errors(401))
 async def me(request: Request[Any, Any, Any]) -> MeOut:
     gw = gateway_of(request)
     account = await account_of(request)
@@ -184,7 +265,7 @@ async def _table_out(gw: Gateway, table_id: str, viewer: str | None) -> TableOut
     )
 
 
-@get("/api/lobby", tags=["lobby"])
+@get("/api/lobby", tags=["lobby"], security=SESSION, responses=errors(401))
 async def lobby(request: Request[Any, Any, Any]) -> LobbyOut:
     """Open public tables (never private or Quick Play ones), and where the caller sits."""
     gw = gateway_of(request)
@@ -198,7 +279,9 @@ async def lobby(request: Request[Any, Any, Any]) -> LobbyOut:
     )
 
 
-@get("/api/tables/{table_id:str}", tags=["lobby"])
+@get(
+    "/api/tables/{table_id:str}", tags=["lobby"], security=SESSION, responses=errors(400, 401, 404)
+)
 async def table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> TableOut:
     """A table's status and seats: public tables for everyone, private ones for their
     players only (others get 404, as for a table that does not exist)."""
@@ -244,7 +327,13 @@ class CreateTableIn(msgspec.Struct, frozen=True, kw_only=True):
     options: lb.TableOptions = lb.TableOptions()
 
 
-@post("/api/tables", status_code=201, tags=["lobby"])
+@post(
+    "/api/tables",
+    status_code=201,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(400, 401, 409, 413, 503),
+)
 async def create_table(
     request: Request[Any, Any, Any], data: JSONBody[CreateTableIn]
 ) -> RequestOut:
@@ -261,13 +350,24 @@ class JoinIn(msgspec.Struct, frozen=True, kw_only=True):
     code: str | None = None
 
 
-@post("/api/tables/{table_id:str}/join", status_code=200, tags=["lobby"])
+@post(
+    "/api/tables/{table_id:str}/join",
+    status_code=200,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(400, 401, 409, 413, 503),
+)
 async def join_table(
     request: Request[Any, Any, Any], table_id: FromPath[str], data: JSONBody[JoinIn]
 ) -> RequestOut:
     """Take a seat; a private table needs its invite code."""
     gw = gateway_of(request)
     account = await account_of(request)
+    if data.code is not None and not (data.code.isascii() and len(data.code) <= 64):
+        # No invite code looks like that (they are URL-safe base64): the answer to a wrong
+        # code, without asking matchmaking. (Its constant-time comparison of str codes
+        # raises on non-ASCII text, so such a request would fail there.)
+        raise ApiError(409, "no_such_table", "there is no such table", table_id=table_id)
     req = lb.JoinTable(
         player=account.id,
         request_id=gw.lobby.request_id(account.id),
@@ -277,7 +377,13 @@ async def join_table(
     return _out(await _ask(gw, req))
 
 
-@post("/api/tables/{table_id:str}/leave", status_code=200, tags=["lobby"])
+@post(
+    "/api/tables/{table_id:str}/leave",
+    status_code=200,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(400, 401, 409, 503),
+)
 async def leave_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
     gw = gateway_of(request)
     account = await account_of(request)
@@ -287,7 +393,13 @@ async def leave_table(request: Request[Any, Any, Any], table_id: FromPath[str]) 
     return _out(await _ask(gw, req))
 
 
-@post("/api/tables/{table_id:str}/fill", status_code=200, tags=["lobby"])
+@post(
+    "/api/tables/{table_id:str}/fill",
+    status_code=200,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(400, 401, 409, 503),
+)
 async def fill_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
     """The creator starts the table now; computers take the empty seats."""
     gw = gateway_of(request)
@@ -299,10 +411,23 @@ async def fill_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -
 
 
 class QuickPlayIn(msgspec.Struct, frozen=True, kw_only=True):
-    computers_after_s: int | None = None
+    # 5 to 600 (checked by the route, which answers ``bad_wait``); documented only.
+    computers_after_s: (
+        Annotated[
+            int,
+            msgspec.Meta(extra_json_schema={"extra": {"minimum": 5, "maximum": 600}}),
+        ]
+        | None
+    ) = None
 
 
-@post("/api/quickplay", status_code=200, tags=["lobby"])
+@post(
+    "/api/quickplay",
+    status_code=200,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(400, 401, 409, 413, 503),
+)
 async def quick_play(request: Request[Any, Any, Any], data: JSONBody[QuickPlayIn]) -> RequestOut:
     """Wait for a rated ``standard`` table of four humans near one's rating."""
     gw = gateway_of(request)
@@ -320,7 +445,13 @@ async def quick_play(request: Request[Any, Any, Any], data: JSONBody[QuickPlayIn
     return _out(await _ask(gw, req))
 
 
-@delete("/api/quickplay", status_code=200, tags=["lobby"])
+@delete(
+    "/api/quickplay",
+    status_code=200,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(401, 409, 503),
+)
 async def leave_quick_play(request: Request[Any, Any, Any]) -> RequestOut:
     gw = gateway_of(request)
     account = await account_of(request)
@@ -333,7 +464,13 @@ class PracticeIn(msgspec.Struct, frozen=True, kw_only=True):
     pace: Literal["fast", "normal", "slow"] = "normal"
 
 
-@post("/api/practice", status_code=201, tags=["lobby"])
+@post(
+    "/api/practice",
+    status_code=201,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(400, 401, 409, 413, 503),
+)
 async def practice(request: Request[Any, Any, Any], data: JSONBody[PracticeIn]) -> RequestOut:
     """A practice hand: you against three computers, untimed and unrated (RULES.md §9): a
     private one-hand table with computers, started at once."""
@@ -377,7 +514,12 @@ class ProfileOut(msgspec.Struct, frozen=True, kw_only=True):
     history: list[RatingChange]
 
 
-@get("/api/players/{player:str}", tags=["profiles"])
+@get(
+    "/api/players/{player:str}",
+    tags=["profiles"],
+    security=SESSION,
+    responses=errors(400, 401, 404),
+)
 async def player_profile(request: Request[Any, Any, Any], player: FromPath[str]) -> ProfileOut:
     """A player's name, rating (1500 and provisional before 10 rated hands) and its history."""
     gw = gateway_of(request)
@@ -416,9 +558,11 @@ class Ranked(msgspec.Struct, frozen=True, kw_only=True):
     rated_hands: int
 
 
-@get("/api/ratings/leaderboard", tags=["profiles"])
+@get("/api/ratings/leaderboard", tags=["profiles"], security=SESSION, responses=errors(400, 401))
 async def ratings_leaderboard(
-    request: Request[Any, Any, Any], limit: FromQuery[int] = 50, offset: FromQuery[int] = 0
+    request: Request[Any, Any, Any],
+    limit: FromQuery[int] = 50,
+    offset: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = 0,
 ) -> list[Ranked]:
     """Established (non-provisional) players by rating."""
     gw = gateway_of(request)
@@ -437,12 +581,17 @@ async def ratings_leaderboard(
     ]
 
 
-@get("/api/players/{player:str}/hands", tags=["history"])
+@get(
+    "/api/players/{player:str}/hands",
+    tags=["history"],
+    security=SESSION,
+    responses=errors(400, 401),
+)
 async def player_hands(
     request: Request[Any, Any, Any],
     player: FromPath[str],
     limit: FromQuery[int] = 20,
-    before_ms: FromQuery[int | None] = None,
+    before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
 ) -> list[HandPlayed]:
     """A player's finished hands, newest first."""
     gw = gateway_of(request)
@@ -478,7 +627,12 @@ async def _hand(gw: Gateway, account: Account, hand_id: str) -> tuple[list[Any],
     return events, seat
 
 
-@get("/api/hands/{hand_id:str}/export", tags=["history"])
+@get(
+    "/api/hands/{hand_id:str}/export",
+    tags=["history"],
+    security=SESSION,
+    responses=errors(400, 401, 404),
+)
 async def export_hand(request: Request[Any, Any, Any], hand_id: FromPath[str]) -> ExportOut:
     """The hand's JSON event log (a finished hand: everything; else filtered, RULES.md §10)."""
     gw = gateway_of(request)
@@ -502,7 +656,12 @@ class ReplayOut(msgspec.Struct, frozen=True, kw_only=True):
     steps: list[ReplayStep]
 
 
-@get("/api/hands/{hand_id:str}/replay", tags=["history"])
+@get(
+    "/api/hands/{hand_id:str}/replay",
+    tags=["history"],
+    security=SESSION,
+    responses=errors(400, 401, 404, 409),
+)
 async def replay_hand(request: Request[Any, Any, Any], hand_id: FromPath[str]) -> ReplayOut:
     """A finished hand step by step with every hand shown, the commitment and the seed."""
     gw = gateway_of(request)
@@ -520,7 +679,12 @@ async def replay_hand(request: Request[Any, Any, Any], hand_id: FromPath[str]) -
     )
 
 
-@get("/api/tables/{table_id:str}/view", tags=["history"])
+@get(
+    "/api/tables/{table_id:str}/view",
+    tags=["history"],
+    security=SESSION,
+    responses=errors(400, 401, 404),
+)
 async def table_view(request: Request[Any, Any, Any], table_id: FromPath[str]) -> SeatView:
     """The current hand of a table as the caller may see it (the same ``SeatView`` the
     WebSocket pushes)."""
@@ -557,7 +721,13 @@ class AuditOut(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[str]
 
 
-@post("/api/admin/audit", status_code=200, tags=["admin"])
+@post(
+    "/api/admin/audit",
+    status_code=200,
+    tags=["admin"],
+    security=ADMIN,
+    responses=errors(401, 403),
+)
 async def admin_audit(request: Request[Any, Any, Any]) -> AuditOut:
     """Re-verify every finished hand in the log (as ``mahjong-planet audit``)."""
     _admin(request)
@@ -577,7 +747,13 @@ class RecomputeOut(msgspec.Struct, frozen=True, kw_only=True):
     summary: str
 
 
-@post("/api/admin/ratings/recompute", status_code=200, tags=["admin"])
+@post(
+    "/api/admin/ratings/recompute",
+    status_code=200,
+    tags=["admin"],
+    security=ADMIN,
+    responses=errors(401, 403),
+)
 async def admin_recompute(request: Request[Any, Any, Any]) -> RecomputeOut:
     """Rebuild every rating from ``rating.results`` and compare with the live ratings."""
     _admin(request)
@@ -588,7 +764,7 @@ async def admin_recompute(request: Request[Any, Any, Any]) -> RecomputeOut:
 # --- meta ------------------------------------------------------------------------------------
 
 
-@get("/api/protocol.schema.json", tags=["meta"])
+@get("/api/protocol.schema.json", tags=["meta"], responses=errors())
 async def protocol_schema() -> dict[str, Any]:
     """The JSON Schema of the WebSocket frames (both directions)."""
     return proto.protocol_schema()
@@ -610,12 +786,19 @@ def _health(gw: Gateway) -> Health:
     )
 
 
-@get("/healthz", tags=["meta"])
+@get("/healthz", tags=["meta"], responses=errors())
 async def healthz(request: Request[Any, Any, Any]) -> Health:
     return _health(gateway_of(request))
 
 
-@get("/readyz", tags=["meta"])
+@get(
+    "/readyz",
+    tags=["meta"],
+    responses={
+        **errors(),
+        503: ResponseSpec(Health, description="starting or stalled", generate_examples=False),
+    },
+)
 async def readyz(request: Request[Any, Any, Any]) -> Response[Health]:
     """200 when the gateway follows the log and serves; 503 while starting or stalled."""
     health = _health(gateway_of(request))

@@ -25,6 +25,7 @@ from litestar import Litestar, WebSocket, websocket
 from litestar.datastructures import State
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
 from services.gateway.accounts import Accounts, AccountStore, HandPlayed, open_account_store
@@ -275,7 +276,11 @@ async def table_socket(socket: WebSocket[Any, Any, Any]) -> None:
     gw: Gateway = socket.app.state.gateway
     address = client_address(socket.scope, gw.config.trusted_proxies)  # type: ignore[arg-type]
     if not gw.ws_open.acquire(address, gw.config.limits.ws_per_address):
-        await socket.close(WS_CLOSE_TRY_AGAIN, "too_many_sockets")
+        # Accepted first: closing before the handshake completes would refuse it with a bare
+        # HTTP 403, and the client could not tell "try again later" (1013) from "forbidden".
+        with contextlib.suppress(Exception):
+            await socket.accept()
+            await socket.close(WS_CLOSE_TRY_AGAIN, "too_many_sockets")
         return
     gw.sockets += 1
     try:
@@ -313,6 +318,20 @@ def create_app(gateway: Gateway) -> Litestar:
             "hand history of Mahjong Planet (Sichuan Blood Battle). The live table is a "
             "WebSocket at /ws; its frames: /api/protocol.schema.json.",
             path="/schema",
+            components=Components(
+                security_schemes={
+                    "session": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="a session token from /api/auth/register, login or guest",
+                    ),
+                    "admin": SecurityScheme(
+                        type="http",
+                        scheme="bearer",
+                        description="the MAHJONG_ADMIN_TOKEN of the gateway's environment",
+                    ),
+                }
+            ),
         ),
         state=State({"gateway": gateway}),
         debug=False,

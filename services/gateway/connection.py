@@ -58,9 +58,11 @@ def now_ms() -> int:
 class Closing(Exception):
     """The socket is to be closed with an error frame first."""
 
-    def __init__(self, code: str, reason: str, ws_code: int = proto.WS_CLOSE_POLICY) -> None:
+    def __init__(
+        self, code: str, reason: str, ws_code: int = proto.WS_CLOSE_POLICY, **params: str | int
+    ) -> None:
         super().__init__(reason)
-        self.code, self.reason, self.ws_code = code, reason, ws_code
+        self.code, self.reason, self.ws_code, self.params = code, reason, ws_code, params
 
 
 class Connection:
@@ -118,7 +120,11 @@ class Connection:
         self.closed = True
         with contextlib.suppress(Exception):
             await self.socket.send_text(
-                proto.encode(proto.ErrorFrame(code=closing.code, reason=closing.reason))
+                proto.encode(
+                    proto.ErrorFrame(
+                        code=closing.code, reason=closing.reason, params=closing.params
+                    )
+                )
             )
             await self.socket.close(closing.ws_code, closing.code)
 
@@ -138,7 +144,12 @@ class Connection:
             raise Closing("closed", "closed before hello")
         raw = cast(str | bytes, message.get("text") or message.get("bytes") or "")
         if len(raw) > self.limits.ws_max_frame_bytes:
-            raise Closing("too_large", "the hello frame is too large", proto.WS_CLOSE_TOO_BIG)
+            raise Closing(
+                "too_large",
+                "the hello frame is too large",
+                proto.WS_CLOSE_TOO_BIG,
+                limit=self.limits.ws_max_frame_bytes,
+            )
         try:
             frame = proto.decode_client(raw)
         except msgspec.DecodeError as exc:
@@ -149,6 +160,8 @@ class Connection:
             raise Closing(
                 "unsupported_version",
                 f"this server speaks protocol {proto.PROTOCOL_VERSION}, not {frame.v}",
+                server=proto.PROTOCOL_VERSION,
+                client=frame.v,
             )
         account = await self.gateway.accounts.authenticate(frame.token)
         if account is None:

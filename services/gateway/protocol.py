@@ -195,8 +195,18 @@ _encoder = msgspec.json.Encoder()
 
 
 def decode_client(raw: str | bytes) -> ClientFrame:
-    """A client frame; raises ``msgspec.DecodeError`` (or ``ValidationError``) saying why."""
-    return _client_decoder.decode(raw)
+    """A client frame; raises ``msgspec.DecodeError`` (or ``ValidationError``) saying why.
+
+    That is the only exception: JSON nested deeper than msgspec follows (it raises
+    ``RecursionError``, even a few KiB deep inside ``body``) and text that is no UTF-8 (lone
+    surrogates: ``UnicodeEncodeError``) are decode errors too, so the socket answers them
+    with an error frame like any other malformed frame."""
+    try:
+        return _client_decoder.decode(raw)
+    except RecursionError:
+        raise msgspec.DecodeError("JSON is nested too deeply") from None
+    except UnicodeEncodeError:
+        raise msgspec.DecodeError("the frame is not valid UTF-8 text") from None
 
 
 def encode(frame: msgspec.Struct) -> str:

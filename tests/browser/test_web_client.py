@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from tests.browser.conftest import ROOT
 from tests.browser.players import WsGuests, ui_play
 
 
@@ -117,6 +118,9 @@ def test_practice_against_computers_pauses_resumes_and_keeps_its_result(
     assert page.url == table_url and page.inner_text(".hand-id") == before
     assert page.locator(".my-hand .tile").count() == held
     shot(page, "resumed")
+    # The English table view of the README (the German one: test_accessibility.py).
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(ROOT / "docs" / "images" / "table-view.png"))
     # Pause survives a reload on this device too.
     page.click("[data-action='pause']")
     page.wait_for_selector(".overlay [data-action='resume']")

@@ -1,49 +1,403 @@
-"""The web client's message catalogues: one file per language, the same keys in each, and
-every key the client's code names is in them."""
+"""The web client's message catalogues (``services/gateway/static/i18n/<lang>.json``).
+
+- one file per language, the same keys in each, the same placeholders in each message;
+- every key the client's code or page names is in them (static keys, and every prefix of a
+  key built at run time);
+- every code the server can send to a client (rules engine, clock, table service,
+  matchmaking, gateway) has an ``error.<code>`` message in both languages, using only
+  parameters that every place emitting the code sends; codes are collected by reading the
+  Python sources, so a new code without a translation fails here;
+- the client has no English text outside the catalogues;
+- the product's German wording and the Chinese game terms are there.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from functools import cache
 from pathlib import Path
 
-STATIC = Path(__file__).resolve().parents[2] / "services" / "gateway" / "static"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STATIC = ROOT / "services" / "gateway" / "static"
+LANGUAGES = ("en", "de")
+
+# --- the catalogues ---------------------------------------------------------------------------
 
 
-def _catalogue(lang: str) -> dict[str, str]:
-    data: dict[str, str] = json.loads((STATIC / "i18n" / f"{lang}.json").read_text())
+@cache
+def catalogue(lang: str) -> dict[str, str]:
+    data = json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in data.items())
     return data
 
 
+def placeholders(message: str) -> set[str]:
+    """The arguments a message names: ``{name}`` and ``{name, plural, one {…} other {…}}``
+    (the ICU subset ``i18n.js`` formats), branches included."""
+    names: set[str] = set()
+    i = 0
+    while i < len(message):
+        if message[i] != "{":
+            i += 1
+            continue
+        depth, j = 1, i + 1
+        while j < len(message) and depth:
+            depth += {"{": 1, "}": -1}.get(message[j], 0)
+            j += 1
+        assert depth == 0, f"unbalanced braces in {message!r}"
+        inner = message[i + 1 : j - 1]
+        m = re.fullmatch(r"\s*(\w+)\s*(?:,\s*plural\s*,(.*))?", inner, re.S)
+        assert m, f"not a placeholder: {{{inner}}} in {message!r}"
+        names.add(m.group(1))
+        if m.group(2) is not None:
+            branches = plural_branches(m.group(2))
+            assert "other" in branches, f"a plural needs an 'other' branch: {message!r}"
+            for text in branches.values():
+                names |= placeholders(text)
+        i = j
+    return names
+
+
+def plural_branches(spec: str) -> dict[str, str]:
+    """``one {…} other {…}`` → {"one": "…", "other": "…"}."""
+    branches: dict[str, str] = {}
+    for m in re.finditer(r"(=\d+|zero|one|two|few|many|other)\s*\{", spec):
+        depth, j = 1, m.end()
+        while j < len(spec) and depth:
+            depth += {"{": 1, "}": -1}.get(spec[j], 0)
+            j += 1
+        branches[m.group(1)] = spec[m.end() : j - 1]
+    return branches
+
+
 def test_every_language_has_every_key() -> None:
-    en, de = _catalogue("en"), _catalogue("de")
-    assert sorted(set(en) - set(de)) == []
-    assert sorted(set(de) - set(en)) == []
-    for key in en:  # the same placeholders, in any order
-        assert set(re.findall(r"\{(\w+)\}", en[key])) == set(re.findall(r"\{(\w+)\}", de[key])), key
+    en, de = catalogue("en"), catalogue("de")
+    assert sorted(set(en) - set(de)) == [], "keys missing in de.json"
+    assert sorted(set(de) - set(en)) == [], "keys missing in en.json"
+    for key in en:
+        assert en[key].strip() and de[key].strip(), f"empty message {key}"
+        assert placeholders(en[key]) == placeholders(de[key]), key
+
+
+def test_catalogues_are_flat_objects_without_duplicate_keys() -> None:
+    for lang in LANGUAGES:
+        pairs = json.loads(
+            (STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"),
+            object_pairs_hook=lambda kv: kv,
+        )
+        keys = [k for k, _ in pairs]
+        assert len(keys) == len(set(keys)), f"duplicate keys in {lang}.json"
+        bad = [k for k in keys if not re.fullmatch(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)*", k)]
+        assert bad == [], lang
+
+
+# --- keys the client names ------------------------------------------------------------------
+
+
+def client_sources() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((STATIC / "js").glob("*.js")))
+
+
+def static_keys() -> set[str]:
+    code = client_sources()
+    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    keys = set(re.findall(r"""\bt\(\s*["']([a-z_]+(?:\.[a-z0-9_]+)+)["']""", code))
+    # Keys handed around as plain strings (["ratings.hand", ...], [key, "keys.move"]): any
+    # string literal in a namespace of the catalogue.
+    namespaces = {k.split(".")[0] for k in catalogue("en")}
+    keys |= {
+        k
+        for k in re.findall(r"""["']([a-z_]+(?:\.[a-z0-9_]+)+)["']""", code)
+        if k.split(".")[0] in namespaces
+    }
+    keys |= set(re.findall(r'data-i18n(?:-[a-z]+)?="([a-z_.0-9]+)"', html))
+    keys |= set(re.findall(r'i18n[A-Z]\w*:\s*"([a-z_.0-9]+)"', code))
+    return keys
+
+
+def dynamic_prefixes() -> set[str]:
+    """``t(`suit.${x}`)``, ```error.${code}``` and the like: the fixed part of a template
+    literal (with a dot: a key's namespace) before its first substitution."""
+    code = client_sources()
+    return set(re.findall(r"`([a-z_]+\.[a-z_.0-9]*)\$\{", code))
 
 
 def test_every_key_the_client_names_exists() -> None:
-    en = _catalogue("en")
-    code = "\n".join(p.read_text() for p in (STATIC / "js").glob("*.js"))
-    html = (STATIC / "index.html").read_text()
-    named = set(re.findall(r"\bt\(\"([a-z_]+\.[a-z_.0-9]+)\"", code))
-    named |= set(re.findall(r'data-i18n(?:-label)?="([a-z_.]+)"', html))
-    assert named, "no keys found: the pattern is out of date"
-    assert sorted(k for k in named if k not in en) == []
+    named = static_keys()
+    assert len(named) > 100, "no keys found: the pattern is out of date"
+    for lang in LANGUAGES:
+        assert sorted(k for k in named if k not in catalogue(lang)) == [], lang
 
 
-def test_server_error_codes_are_translated() -> None:
-    en = _catalogue("en")
+def test_every_key_prefix_the_client_builds_has_messages() -> None:
+    prefixes = dynamic_prefixes()
+    assert {"tile.", "suit.", "error.", "pattern.", "reason.", "event."} <= prefixes
+    for prefix in prefixes:
+        assert any(k.startswith(prefix) for k in catalogue("en")), prefix
+
+
+def test_every_key_is_used() -> None:
+    """No dead messages: each key is named whole, or begins with a prefix built at run time."""
+    named, prefixes = static_keys(), dynamic_prefixes()
+    unused = [
+        k for k in catalogue("en") if k not in named and not any(k.startswith(p) for p in prefixes)
+    ]
+    assert unused == []
+
+
+def test_run_time_keys_cover_every_value_they_are_built_from() -> None:
+    """Keys built from data (event types, fan patterns, payment reasons, claims, ...) exist
+    for every value the schemas and the rules engine allow."""
+    import typing
+
+    from schemas import events as ev
+    from schemas import types as ty
+    from services.rules.analysis import FAN
+
+    en = catalogue("en")
+
+    def values(hint: object) -> set[str]:
+        return {v for v in typing.get_args(hint) if isinstance(v, str)}
+
+    wanted = {f"event.{t.__struct_config__.tag}" for t in ev.EVENT_TYPES}
+    wanted |= {f"reason.{r}" for r in values(ev.PaymentReason)}
+    wanted |= {f"pattern.{p}" for p in FAN} | {"pattern.standard"}
+    wanted |= {f"claim.{c}" for c in values(typing.get_type_hints(ev.ClaimDeclared)["claim"])}
+    wanted |= {f"kong.{k}" for k in values(typing.get_type_hints(ev.Konged)["kind"])}
+    wanted |= {f"end.{e}" for e in values(typing.get_type_hints(ev.HandEnded)["end"])}
+    wanted |= {f"suit.{s}" for s in "mps"} | {f"tile.{s}" for s in "mps"}  # ty.Suit: ^[mps]$
+    wanted |= {f"direction.{d}" for d in values(ty.Direction)}
+    assert len(wanted) > 45
+    assert sorted(k for k in wanted if k not in en) == []
+
+
+# --- codes the server sends -----------------------------------------------------------------
+
+CODE = re.compile(r"[a-z][a-z0-9_]*")
+# Calls whose first string argument (or ``code=``) is a code sent on to clients.
+EMITTERS = {
+    "_reject",  # rules engine, clock allowances, table service
+    "_refuse",  # matchmaking
+    "Rejection",
+    "CommandRejected",
+    "RequestRefused",
+    "ApiError",  # gateway REST
+    "AccountError",
+    "ErrorOut",
+    "Closing",  # gateway WebSocket, closing
+    "_error",  # gateway WebSocket, staying open
+    "ErrorFrame",
+    "Rejected",
+}
+# Codes built with an f-string: every value the expression can take.
+EXPANSIONS = {"f'no_{claim}'": {"no_pung", "no_kong"}}
+# Messages whose other fields are not parameters: theirs come in ``params=``.
+STRUCTS = {"Rejection", "CommandRejected", "RequestRefused", "ErrorOut", "ErrorFrame", "Rejected"}
+SERVER_SOURCES = [
+    *sorted((ROOT / "services" / "rules").glob("*.py")),
+    *sorted((ROOT / "services" / "table").glob("*.py")),
+    *sorted((ROOT / "services" / "matchmaking").glob("*.py")),
+    *sorted((ROOT / "services" / "gateway").glob("*.py")),
+]
+
+
+def _name(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _codes_of(node: ast.expr) -> set[str] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value} if CODE.fullmatch(node.value) else set()
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return set()
+    if isinstance(node, ast.JoinedStr):
+        text = ast.unparse(node)
+        assert text in EXPANSIONS, f"a code built at run time: add {text} to EXPANSIONS"
+        return EXPANSIONS[text]
+    return None  # passed through (exc.code, answer.code, *problem): counted where it starts
+
+
+@cache
+def server_codes() -> dict[str, list[set[str] | None]]:
+    """code → for each place that emits it, the parameter names it sends (None: unknown)."""
+    found: dict[str, list[set[str] | None]] = {}
+
+    def add(codes: set[str], params: set[str] | None) -> None:
+        for code in codes:
+            found.setdefault(code, []).append(params)
+
+    for path in SERVER_SOURCES:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                name = _name(node.func)
+                if name in EMITTERS:
+                    codes: set[str] | None = None
+                    code_kw = [kw.value for kw in node.keywords if kw.arg == "code"]
+                    if code_kw:
+                        codes = _codes_of(code_kw[0])
+                    else:  # the first string: after an HTTP status, or txn, table, request …
+                        for arg in node.args:
+                            if isinstance(arg, ast.Starred):
+                                break
+                            codes = _codes_of(arg)
+                            if codes is not None and not (
+                                isinstance(arg, ast.Constant) and isinstance(arg.value, int)
+                            ):
+                                break
+                            codes = None
+                    if not codes:
+                        continue
+                    params: set[str] | None = set()
+                    for kw in node.keywords:
+                        if kw.arg is None or kw.arg == "params":
+                            params = None  # **params / params=...: whatever the caller had
+                        elif params is not None and not (name in STRUCTS or kw.arg == "code"):
+                            params.add(kw.arg)  # a helper's keyword arguments are its params
+                    add(codes, params)
+                elif name == "close" and len(node.args) == 2:
+                    reason = _codes_of(node.args[1])  # WebSocket close reason: a code
+                    if reason:
+                        add(reason, set())
+                elif name == "get" and isinstance(node.func, ast.Attribute):
+                    table = node.func.value  # {413: "too_large", ...}.get(status, "bad_request")
+                    if isinstance(table, ast.Dict) and all(
+                        isinstance(k, ast.Constant) and isinstance(k.value, int) for k in table.keys
+                    ):
+                        for v in [*table.values, *node.args[1:]]:
+                            add(_codes_of(v) or set(), set())
+            elif isinstance(node, ast.FunctionDef) and node.name.endswith("_problem"):
+                for ret in ast.walk(node):  # "code", "reason" tuples, refused by the caller
+                    if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple):
+                        add(_codes_of(ret.value.elts[0]) or set(), set())
+            elif isinstance(node, ast.Dict):
+                keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
+                if "code" in keys:  # a hand-built error body
+                    codes = _codes_of(node.values[keys.index("code")])
+                    params_node = node.values[keys.index("params")] if "params" in keys else None
+                    params = (
+                        {k.value for k in params_node.keys if isinstance(k, ast.Constant)}
+                        if isinstance(params_node, ast.Dict)
+                        else set()
+                    )
+                    add(codes or set(), params)
+    return found
+
+
+def test_the_scanner_finds_codes_from_every_service() -> None:
+    codes = server_codes()
     for code in (
-        "not_your_seat",
-        "bad_frame",
-        "too_large",
-        "rate_limited",
-        "flood",
-        "no_such_table",
-        "stale_decision",
-        "name_taken",
-        "bad_credentials",
+        "not_your_turn",  # rules engine
+        "no_pung",  # rules engine, an f-string
+        "time_up",  # clock allowances
+        "table_unavailable",  # table service
+        "need_four_players",  # table service, a problem tuple
+        "table_full",  # matchmaking
+        "rated_needs_clock",  # matchmaking, a problem tuple
+        "name_taken",  # gateway accounts
+        "not_your_seat",  # gateway socket
+        "unsupported_version",  # gateway socket, closing
+        "rate_limited",  # gateway limits, a hand-built body
+        "too_many_sockets",  # gateway socket close reason
+        "method_not_allowed",  # gateway HTTP errors
     ):
-        assert f"error.{code}" in en
+        assert code in codes, code
+    assert len(codes) > 70
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_server_code_is_translated(lang: str) -> None:
+    messages = catalogue(lang)
+    missing = sorted(code for code in server_codes() if f"error.{code}" not in messages)
+    assert missing == [], f"codes without a message in {lang}.json"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_error_messages_use_only_parameters_the_server_sends(lang: str) -> None:
+    messages = catalogue(lang)
+    for code, sites in server_codes().items():
+        known = [s for s in sites if s is not None]
+        if not known or f"error.{code}" not in messages:
+            continue
+        sent = set.intersection(*known)
+        used = placeholders(messages[f"error.{code}"])
+        assert used <= sent, f"error.{code} uses {sorted(used - sent)}; the server sends {sent}"
+
+
+def test_the_client_renders_server_messages_by_code() -> None:
+    code = client_sources()
+    # The rejected and error frames, REST errors and socket close reasons go through
+    # serverMessage (code + params → the catalogue); the English reason is never shown.
+    assert code.count("serverMessage(") >= 8
+    assert not re.search(r"textContent\s*=\s*[a-z.]*reason\b", code)
+    assert not re.search(r"text:\s*[a-z.]*\breason\b", code)
+    assert "error.unknown" in catalogue("en")
+
+
+# --- no English outside the catalogues ------------------------------------------------------
+
+
+def test_the_client_has_no_text_outside_the_catalogues() -> None:
+    code = client_sources()
+    literal = r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)"""
+    offenders: list[str] = []
+    for pattern in (
+        rf"\btext:\s*{literal}",
+        rf"\btextContent\s*=\s*{literal}",
+        rf"""["'](?:aria-label|title|placeholder|alt)["']:\s*{literal}""",
+        rf"""setAttribute\(\s*["'](?:aria-label|title|placeholder|alt)["'],\s*{literal}""",
+    ):
+        for m in re.finditer(pattern, code):
+            text = re.sub(r"\$\{[^}]*\}", "", m.group(1)[1:-1])
+            if re.search(r"[A-Za-zÄÖÜäöüß]{2,}", text):
+                offenders.append(m.group(0))
+    assert offenders == []
+    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    # Page text outside data-i18n elements: only the brand, language names and link names.
+    body = re.sub(r"<(\w+)[^>]*data-i18n=\"[^\"]+\"[^>]*>[^<]*</\1>", "", html.split("<body")[1])
+    words = set(re.findall(r">\s*([^<>]*?[A-Za-z]{2,}[^<>]*?)\s*<", body))
+    assert words <= {"English", "Deutsch", "OpenAPI"}, words
+
+
+# --- wording ---------------------------------------------------------------------------------
+
+CHINESE_TERMS = (
+    "定缺",
+    "换三张",
+    "杠",
+    "碰",
+    "胡",
+    "花猪",
+    "查大叫",
+    "根",
+    "金钩钓",
+    "清一色",
+    "七对",
+)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_game_terms_show_their_chinese_names(lang: str) -> None:
+    text = "\n".join(catalogue(lang).values())
+    assert [term for term in CHINESE_TERMS if term not in text] == []
+    for key in ("actions.hu", "actions.pung", "actions.claim_kong", "phase.exchange_you"):
+        assert re.search(r"[\u4e00-\u9fff]", catalogue(lang)[key]), key
+
+
+def test_german_uses_the_products_wording() -> None:
+    de = "\n".join(catalogue("de").values())
+    for phrase in ("Tauschen Sie drei aus", "fehlende Farbe", "Blutkampf"):
+        assert phrase.lower() in de.lower(), phrase
+    seed = ROOT.parent / "shared" / "seed"
+    if seed.is_dir():  # the product text the wording comes from
+        product = "\n".join(p.read_text(encoding="utf-8") for p in seed.glob("*.txt"))
+        assert "Tauschen Sie drei" in product and "fehlende Farbe" in product

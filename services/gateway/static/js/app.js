@@ -1,5 +1,6 @@
 // The web client's entry point: session (a guest at first), language, the header, and a
 // hash router: #/lobby, #/table/<id>, #/join/<id>/<code>, #/replay/<hand>, #/ratings, #/history.
+import { announce } from "./a11y.js";
 import { api, ensureSession, saveSession, session } from "./api.js";
 import { h } from "./board.js";
 import { chooseLanguage, currentLanguage, serverMessage, setLanguage, t, translatePage } from "./i18n.js";
@@ -133,10 +134,16 @@ async function route() {
 
 async function boot() {
   await setLanguage(chooseLanguage());
+  // The skip link moves focus; it must not change the hash (the router owns it).
+  document.querySelector(".skip").addEventListener("click", (e) => {
+    e.preventDefault();
+    main().focus();
+  });
   document.getElementById("lang").addEventListener("change", async (e) => {
-    await setLanguage(e.target.value);
+    await setLanguage(e.target.value, { remember: true });
     renderHeader();
-    route();
+    await route();
+    announce(t("lang.changed"));
   });
   try {
     await ensureSession();

@@ -2,7 +2,8 @@
 // public tables, and the last ten practice results kept in this browser.
 import { api } from "./api.js";
 import { h, playerName } from "./board.js";
-import { serverMessage, t, translatePage } from "./i18n.js";
+import { announce } from "./a11y.js";
+import { currentLanguage, serverMessage, t, translatePage } from "./i18n.js";
 import { practiceResults, practiceState } from "./table.js";
 
 let poller = null;
@@ -69,7 +70,7 @@ export function openLobby(root) {
       h(
         "li",
         {},
-        h("time", { datetime: new Date(r.at).toISOString(), text: new Date(r.at).toLocaleString() }),
+        h("time", { datetime: new Date(r.at).toISOString(), text: new Date(r.at).toLocaleString(currentLanguage()) }),
         " · ",
         t("practice.result_line", { score: r.score > 0 ? `+${r.score}` : r.score, place: r.placement ?? "–", strength: t(`strength.${r.strength || "normal"}`) }),
         " ",
@@ -80,7 +81,8 @@ export function openLobby(root) {
   practiceBox.append(h("h3", { text: t("practice.results") }), results.length ? resultList : h("p", { class: "muted", text: t("practice.no_results") }));
 
   // Quick Play.
-  const quickStatus = h("p", { class: "muted", role: "status" });
+  // Not a live region: it counts the seconds. Joining and leaving are announced once.
+  const quickStatus = h("p", { class: "muted", dataset: { testid: "quick-status" } });
   const quickBox = h(
     "section",
     { class: "card", "aria-labelledby": "quick-title" },
@@ -94,6 +96,7 @@ export function openLobby(root) {
       onclick: async () => {
         try {
           await api("POST", "/api/quickplay", { computers_after_s: 60 });
+          announce(t("quick.joined"));
           refresh();
         } catch (e) {
           fail(e);
@@ -108,6 +111,7 @@ export function openLobby(root) {
       onclick: async () => {
         try {
           await api("DELETE", "/api/quickplay");
+          announce(t("quick.left"));
           refresh();
         } catch (e) {
           fail(e);
@@ -177,7 +181,7 @@ export function openLobby(root) {
   );
 
   // Public tables.
-  const list = h("ul", { class: "table-list", "aria-live": "polite", dataset: { testid: "public-tables" } });
+  const list = h("ul", { class: "table-list", "aria-labelledby": "tables-title", dataset: { testid: "public-tables" } });
   const tablesBox = h("section", { class: "card wide", "aria-labelledby": "tables-title" }, h("h2", { id: "tables-title", text: t("lobby.tables") }), list);
 
   root.append(

@@ -2,7 +2,7 @@
 // replay viewer (every step of a finished hand, all hands shown, commitment and seed).
 import { api, session } from "./api.js";
 import { h, renderBoard } from "./board.js";
-import { serverMessage, t } from "./i18n.js";
+import { currentLanguage, serverMessage, t } from "./i18n.js";
 import { renderSettlement } from "./settlement.js";
 
 export async function openRatings(root) {
@@ -60,12 +60,12 @@ export async function openHistory(root) {
       return;
     }
     const table = h("table", { class: "data" });
-    table.append(h("thead", {}, h("tr", {}, ...["history.when", "history.hand", "history.score", "history.place", ""].map((k) => h("th", { scope: "col", text: k ? t(k) : "" })))));
+    table.append(h("thead", {}, h("tr", {}, ...["history.when", "history.hand", "history.score", "history.place", "history.actions"].map((k) => h("th", { scope: "col", text: t(k) })))));
     const body = h("tbody");
     for (const x of hands) {
       body.append(
         h("tr", {},
-          h("td", { text: new Date(x.ended_ms).toLocaleString() }),
+          h("td", { text: new Date(x.ended_ms).toLocaleString(currentLanguage()) }),
           h("td", { text: x.hand_id }),
           h("td", { text: String(x.score) }),
           h("td", { text: String(x.placement) }),
@@ -149,6 +149,7 @@ export async function openReplay(root, handId) {
     },
   });
   replayKeys = (e) => {
+    if (e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName)) return; // the slider steps itself
     if (e.key === "ArrowLeft") go(at - 1);
     else if (e.key === "ArrowRight") go(at + 1);
     else if (e.key === "Home") go(0);
@@ -170,7 +171,7 @@ export async function openReplay(root, handId) {
       label,
       h("button", { class: "button secondary", type: "button", text: t("history.export"), onclick: () => exportHand(handId) }),
     ),
-    h("p", { class: "fairness" }, h("span", { text: `${t("settlement.commitment")}: ` }), h("code", { text: data.commitment || "—" }), " ", h("span", { text: `${t("settlement.seed")}: ` }), h("code", { text: data.seed || "—" })),
+    h("p", { class: "fairness" }, h("span", { text: t("settlement.commitment_label") }), " ", h("code", { text: data.commitment || "—" }), " ", h("span", { text: t("settlement.seed_label") }), " ", h("code", { text: data.seed || "—" })),
     board,
     renderSettlement(events, data.names, null),
   );

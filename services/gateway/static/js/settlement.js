@@ -1,6 +1,7 @@
 // The settlement of a finished hand, from its events (all public once it has ended): every
 // win with its fan patterns, kong payments, flower pigs, not-ready penalties and refunds,
 // per seat and line by line, then the final scores, placements and the seed.
+import { spoken } from "./a11y.js";
 import { h, playerName } from "./board.js";
 import { t } from "./i18n.js";
 import { tileElement, tileLabel } from "./tiles.js";
@@ -54,15 +55,17 @@ function signed(n) {
   return n > 0 ? `+${n}` : String(n);
 }
 
-export function renderSettlement(events, names, me) {
+// `id`: the section can take focus (after the result dialog closes, focus goes there).
+export function renderSettlement(events, names, me, { id } = {}) {
   const s = settlementOf(events);
   const name = (seat) => playerName(s.players[seat], names) + (seat === me ? ` (${t("seat.you")})` : "");
-  const box = h("section", { class: "settlement", "aria-label": t("settlement.title") });
-  box.append(h("h3", { text: t("settlement.title") }));
+  const titleId = `${id || "dialog"}-settlement-title`;
+  const box = h("section", { class: "settlement", id, tabindex: id ? "-1" : undefined, "aria-labelledby": titleId });
+  box.append(h("h3", { id: titleId, text: t("settlement.title") }));
   if (s.ended) box.append(h("p", { class: "end-kind", text: t(`end.${s.ended.end}`) }));
 
   // Per seat and category.
-  const table = h("table", { class: "settlement-table" });
+  const table = h("table", { class: "settlement-table" }, h("caption", { class: "sr-only", text: t("settlement.caption") }));
   table.append(
     h(
       "thead",
@@ -84,7 +87,7 @@ export function renderSettlement(events, names, me) {
         "tr",
         { class: seat === me ? "is-me" : "" },
         h("th", { scope: "row", text: name(seat) }),
-        CATEGORIES.map((c) => h("td", { text: s.totals[seat][c] ? signed(s.totals[seat][c]) : "·" })),
+        CATEGORIES.map((c) => h("td", {}, s.totals[seat][c] ? signed(s.totals[seat][c]) : spoken("·", "0"))),
         h("td", { class: "total", text: s.ended ? signed(s.ended.scores[seat]) : "" }),
         h("td", { text: s.ended ? String(s.ended.placements[seat]) : "" }),
       ),
@@ -111,10 +114,14 @@ export function renderSettlement(events, names, me) {
           {},
           h("strong", { text: name(w.seat) }),
           " ",
-          t("settlement.won_on", { tile: w.tile ? tileLabel(w.tile) : "—", how }),
+          h("span", { text: t("settlement.won_on", { tile: w.tile ? tileLabel(w.tile) : "—", how }) }),
           " — ",
-          t("settlement.fan", { patterns, fan: w.fan, value: w.value }),
-          h("div", { class: "revealed" }, w.hand.map((tile) => tileElement(tile, { small: true }))),
+          h("span", { text: t("settlement.fan", { patterns, fan: w.fan, value: w.value }) }),
+          h(
+            "div",
+            { class: "revealed", role: "img", "aria-label": t("settlement.revealed", { tiles: w.hand.map(tileLabel).join(", ") }) },
+            w.hand.map((tile) => tileElement(tile, { small: true, decorative: true })),
+          ),
         ),
       );
     }
@@ -130,7 +137,7 @@ export function renderSettlement(events, names, me) {
       else if (s.exhausted.flower_pigs.includes(seat)) text = t("settlement.flower_pig_seat");
       else if (ready) text = t("settlement.ready", { value: s.exhausted.base_values[seat] });
       else text = t("settlement.not_ready_seat");
-      lines.append(h("li", {}, h("strong", { text: name(seat) }), `: ${text}`));
+      lines.append(h("li", {}, h("strong", { text: name(seat) }), h("span", { text: t("settlement.exhaustion_line", { text }) })));
     });
     box.append(h("h4", { text: t("settlement.exhaustion") }), lines);
   }
@@ -158,8 +165,8 @@ export function renderSettlement(events, names, me) {
         "details",
         { class: "fairness" },
         h("summary", { text: t("settlement.fairness") }),
-        h("p", {}, h("span", { text: `${t("settlement.commitment")}: ` }), h("code", { text: s.commitment || "—" })),
-        h("p", {}, h("span", { text: `${t("settlement.seed")}: ` }), h("code", { text: (s.ended && s.ended.seed) || "—" })),
+        h("p", {}, h("span", { text: t("settlement.commitment_label") }), " ", h("code", { text: s.commitment || "—" })),
+        h("p", {}, h("span", { text: t("settlement.seed_label") }), " ", h("code", { text: (s.ended && s.ended.seed) || "—" })),
       ),
     );
   }

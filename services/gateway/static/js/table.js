@@ -1,13 +1,21 @@
 // The live table: one WebSocket (protocol v1, docs/gateway.md), the board, the actions the
 // seat may take now (from SeatView.legal_actions), countdowns, the event log, the
-// settlement, keyboard shortcuts, and practice pause/resume and results.
+// settlement, keyboard play, screen-reader announcements, and practice pause/resume and
+// results.
+//
+// Keyboard (docs/accessibility.md): the hand is one tab stop, ←/→/Home/End move over its
+// tiles, Enter/Space discards (or, in the exchange, selects) the focused tile; D discards the
+// drawn tile; E passes the three selected; 1/2/3 declare the missing suit; H hu, P pung,
+// K kong, N or Esc pass; ? opens the key list. Every action button shows its key.
+import { announce, clearAnnouncements } from "./a11y.js";
 import { api, session } from "./api.js";
-import { clockText, formatSeconds, h, phaseText, playerName, renderBoard } from "./board.js";
+import { clockText, formatSeconds, h, phaseText, playerName, renderBoard, updateClock } from "./board.js";
 import { serverMessage, t } from "./i18n.js";
 import { renderSettlement } from "./settlement.js";
 import { suitLabel, tileLabel } from "./tiles.js";
 
 const PROTOCOL = 1;
+const TIME_LOW_MS = 5000;
 let current = null;
 
 export function closeTable() {
@@ -45,6 +53,21 @@ function saveResult(result) {
   localStorage.setItem("mp.results", JSON.stringify(results.slice(0, 10)));
 }
 
+// The keys, in the order the help lists them: [key shown, catalogue key].
+const KEY_HELP = [
+  ["← →", "keys.move"],
+  ["Home End", "keys.ends"],
+  ["Enter", "keys.enter"],
+  ["D", "keys.drawn"],
+  ["E", "keys.exchange"],
+  ["1 2 3", "keys.missing"],
+  ["H", "keys.hu"],
+  ["P", "keys.pung"],
+  ["K", "keys.kong"],
+  ["N Esc", "keys.pass"],
+  ["?", "keys.help"],
+];
+
 class TableClient {
   constructor(root, tableId) {
     this.root = root;
@@ -55,6 +78,7 @@ class TableClient {
     this.frame = null; // the latest view frame
     this.handId = null;
     this.events = new Map();
+    this.eventsLoaded = false; // the hand's events so far arrived: later ones are news
     this.finished = null; // {handId, events, names, me}: the last hand that ended
     this.table = null; // the latest table frame
     this.selected = new Set();
@@ -64,14 +88,24 @@ class TableClient {
     this.offset = 0;
     this.retry = 0;
     this.pings = new Map();
+    this.focusKey = null; // the hand tile holding the tab stop
+    this.helpOpen = false;
+    this.handFocused = false; // focus went to the hand once, on opening the table
+    this.told = { decision: null, timeLow: null, status: "connecting" };
     const practice = practiceState();
     this.practice = practice && practice.table_id === tableId ? practice : null;
     this.paused = this.practice ? Boolean(this.practice.paused) : false;
     this.showResult = false;
     this.keyHandler = (e) => this.onKey(e);
     document.addEventListener("keydown", this.keyHandler);
+    this.focusHandler = (e) => {
+      const key = e.target && e.target.dataset ? e.target.dataset.key : null;
+      if (key && this.root.contains(e.target)) this.rove(e.target);
+    };
+    this.root.addEventListener("focusin", this.focusHandler);
     this.ticker = setInterval(() => this.tick(), 200);
     this.pinger = setInterval(() => this.ping(), 5000);
+    clearAnnouncements();
     this.render();
   }
 
@@ -80,6 +114,7 @@ class TableClient {
     clearInterval(this.ticker);
     clearInterval(this.pinger);
     document.removeEventListener("keydown", this.keyHandler);
+    this.root.removeEventListener("focusin", this.focusHandler);
     if (this.ws) this.ws.close();
   }
 
@@ -104,6 +139,11 @@ class TableClient {
       this.status = "offline";
       this.renderStatus();
       if (this.closed) return;
+      // A close reason is a code (docs/gateway.md): say it in the chosen language.
+      if (e.reason && !this.notice) {
+        this.setNotice(serverMessage(e.reason, {}));
+        this.closeNotice = true; // cleared once the socket is back
+      }
       if (e.code === 1008 && ["forbidden", "unauthorized", "unsupported_version"].includes(e.reason)) return;
       this.retry = Math.min(this.retry + 1, 6);
       setTimeout(() => this.connect(), 300 * 2 ** this.retry);
@@ -130,6 +170,11 @@ class TableClient {
     return Date.now() + this.offset;
   }
 
+  setNotice(text) {
+    this.notice = text;
+    if (text) announce(text, { assertive: true });
+  }
+
   onFrame(f) {
     switch (f.type) {
       case "welcome":
@@ -137,6 +182,8 @@ class TableClient {
         this.status = "online";
         this.retry = 0;
         this.offset = f.server_ms - Date.now();
+        if (this.closeNotice) this.notice = "";
+        this.closeNotice = false;
         break;
       case "pong": {
         const sent = this.pings.get(f.t);
@@ -160,36 +207,62 @@ class TableClient {
         if (!this.frame || this.frame.decision_seq !== f.decision_seq || this.frame.hand_id !== f.hand_id) {
           this.sentFor = null;
         }
+        if (this.frame && this.frame.hand_id !== f.hand_id) this.focusKey = null;
         this.frame = f;
         if (f.view.phase === "ended") this.handEnded(f);
         break;
       case "rejected":
-        this.sentFor = null;
-        this.notice = serverMessage(f.code, f.params, f.reason);
-        break;
       case "error":
         this.sentFor = null;
-        this.notice = serverMessage(f.code, f.params, f.reason);
+        this.setNotice(serverMessage(f.code, f.params, f.reason));
         break;
     }
     this.render();
+    if (f.type === "view") this.tellDecision();
   }
 
   onEvents(f) {
+    const fresh = [];
     if (f.hand_id !== this.handId) {
       this.handId = f.hand_id;
       this.events = new Map();
+      this.eventsLoaded = false;
     }
-    for (const e of f.events) this.events.set(e.seq, e);
+    for (const e of f.events) {
+      if (this.eventsLoaded && !this.events.has(e.seq)) fresh.push(e);
+      this.events.set(e.seq, e);
+    }
+    this.eventsLoaded = true;
     const last = f.events[f.events.length - 1];
     if (last && last.type === "hand_ended") this.showResult = true;
+    // News for screen readers: what happened since the last frame (not the backlog).
+    if (this.frame) for (const e of fresh) announce(describe(e, this.frame));
+  }
+
+  // Says once per decision what the seat is asked to do, with the keys that do it.
+  tellDecision() {
+    const legal = this.legal();
+    if (!this.frame || !legal.length) return;
+    const key = `${this.frame.hand_id}/${this.frame.decision_seq}`;
+    if (this.told.decision === key) return;
+    this.told.decision = key;
+    const buttons = [...this.root.querySelectorAll(".actions button[data-action]")]
+      .filter((b) => !b.disabled)
+      .map((b) => `${b.querySelector(".label") ? b.querySelector(".label").textContent : b.textContent} (${b.getAttribute("aria-keyshortcuts")})`);
+    const what = phaseText(this.frame.view, this.frame.view.seat, this.frame.names);
+    announce(buttons.length ? t("announce.decision_keys", { what, keys: buttons.join(", ") }) : what);
   }
 
   handEnded(frame) {
     const events = [...this.events.values()].sort((a, b) => a.seq - b.seq);
     this.finished = { handId: frame.hand_id, events, names: frame.names, me: frame.view.seat, view: frame.view };
-    if (this.practice && frame.view.seat !== null) {
-      const seat = frame.view.seat;
+    const seat = frame.view.seat;
+    if (seat !== null && this.told.ended !== frame.hand_id) {
+      this.told.ended = frame.hand_id;
+      const score = frame.view.players[seat].score;
+      announce(t("announce.ended", { score: score > 0 ? `+${score}` : String(score) }));
+    }
+    if (this.practice && seat !== null) {
       const ended = events.find((e) => e.type === "hand_ended");
       saveResult({
         hand_id: frame.hand_id,
@@ -235,10 +308,12 @@ class TableClient {
 
   onTile(tile, key) {
     const legal = this.legal();
+    this.focusKey = key;
     if (legal.some((c) => c.type === "choose_exchange")) {
       if (this.selected.has(key)) this.selected.delete(key);
       else if (this.selected.size < 3) this.selected.add(key);
       this.render();
+      announce(t("actions.exchange_hint", { n: this.selected.size }));
       return;
     }
     if (legal.some((c) => c.type === "discard" && c.tile === tile)) this.act({ type: "discard", tile });
@@ -263,36 +338,82 @@ class TableClient {
       this.practice = { ...this.practice, paused };
       localStorage.setItem("mp.practice", JSON.stringify(this.practice));
     }
+    if (!paused) this.told.decision = null; // say again what the seat is asked
     this.render();
+    if (!paused) this.tellDecision();
+  }
+
+  // --- keyboard ----------------------------------------------------------------------------
+
+  handTiles() {
+    return [...this.root.querySelectorAll(".my-hand button.tile")];
+  }
+
+  // The roving tab stop of the hand follows focus.
+  rove(node) {
+    this.focusKey = node.dataset.key;
+    for (const n of this.handTiles()) n.tabIndex = n === node ? 0 : -1;
+  }
+
+  focusHand() {
+    const tiles = this.handTiles();
+    const stop = tiles.find((n) => n.tabIndex === 0) || tiles[0];
+    if (stop) stop.focus();
+    return Boolean(stop);
   }
 
   onKey(e) {
     if (e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName)) return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (document.querySelector("dialog[open]")) return; // the dialog has the keyboard
     const legal = this.legal();
     const find = (type) => legal.find((c) => c.type === type);
-    const k = e.key.toLowerCase();
+    const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
     const press = (sel) => {
       const b = this.root.querySelector(sel);
       if (b && !b.disabled) {
         e.preventDefault();
         b.click();
+        return true;
       }
+      return false;
     };
+    const active = document.activeElement;
+    if (["ArrowLeft", "ArrowRight", "Home", "End", "ArrowUp", "ArrowDown"].includes(k)) {
+      const inActions = active && active.closest && active.closest(".actions");
+      const group = inActions ? [...this.root.querySelectorAll(".actions button:not([disabled])")] : this.handTiles();
+      if (!group.length) return;
+      const at = group.indexOf(active);
+      if (at < 0 && !inActions) {
+        if (k === "ArrowUp" || k === "ArrowDown") return; // leave page scrolling alone
+        e.preventDefault();
+        this.focusHand();
+        return;
+      }
+      let next = at;
+      if (k === "Home") next = 0;
+      else if (k === "End") next = group.length - 1;
+      else if (k === "ArrowRight" || k === "ArrowDown") next = (at + 1) % group.length;
+      else next = (at - 1 + group.length) % group.length;
+      e.preventDefault();
+      group[next].focus();
+      return;
+    }
+    if (k === "?") {
+      e.preventDefault();
+      this.helpOpen = !this.helpOpen;
+      this.render();
+      const help = this.root.querySelector(".keys summary");
+      if (help && this.helpOpen) help.focus();
+      return;
+    }
     if (k === "h" && find("hu")) press('[data-action="hu"]');
     else if (k === "p" && find("pung")) press('[data-action="pung"]');
     else if (k === "k") press('[data-action="claim_kong"], [data-action="kong"]');
-    else if ((k === "n" || k === "escape") && find("pass")) press('[data-action="pass"]');
+    else if ((k === "n" || k === "Escape") && find("pass")) press('[data-action="pass"]');
     else if (k === "e") press('[data-action="exchange"]');
+    else if (k === "d") press(".my-hand button.tile.drawn.legal");
     else if (["1", "2", "3"].includes(k) && find("declare_missing")) press(`[data-action="missing-${"mps"[Number(k) - 1]}"]`);
-    else if (k === "arrowleft" || k === "arrowright") {
-      const tiles = [...this.root.querySelectorAll(".my-hand button.tile")];
-      if (!tiles.length) return;
-      const at = tiles.indexOf(document.activeElement);
-      const next = at < 0 ? 0 : (at + (k === "arrowright" ? 1 : -1) + tiles.length) % tiles.length;
-      tiles[next].focus();
-      e.preventDefault();
-    } else if (k === " " && this.showResult) press('[data-action="dismiss"]');
   }
 
   // --- drawing -----------------------------------------------------------------------------
@@ -303,6 +424,13 @@ class TableClient {
       s.textContent = t(`connection.${this.status || "connecting"}`);
       s.className = `connection ${this.status}`;
     }
+    if (this.status !== this.told.status) {
+      // Only changes worth hearing: losing the connection, and getting it back.
+      if (this.status === "offline" || (this.status === "online" && this.told.status === "offline")) {
+        announce(t(`connection.${this.status}`));
+      }
+      this.told.status = this.status;
+    }
   }
 
   tick() {
@@ -310,27 +438,33 @@ class TableClient {
     const view = this.frame.view;
     this.root.querySelectorAll("[data-clock-seat]").forEach((node) => {
       const c = clockText(view, Number(node.dataset.clockSeat), this.serverNow(), this.rtt / 2);
-      if (c) {
-        node.textContent = c.text;
-        node.classList.toggle("urgent", c.urgent);
-      }
+      if (c) updateClock(node, c);
     });
+    if (view.seat === null) return;
+    const mine = clockText(view, view.seat, this.serverNow(), this.rtt / 2);
     const cd = this.root.querySelector("[data-countdown]");
-    if (cd && view.seat !== null) {
-      const c = clockText(view, view.seat, this.serverNow(), this.rtt / 2);
-      if (c && c.running) cd.textContent = formatSeconds(c.remaining);
+    if (cd && mine && mine.running) cd.textContent = formatSeconds(mine.remaining);
+    // A screen reader hears once per decision that time is running out.
+    if (mine && mine.running && mine.remaining < TIME_LOW_MS && this.legal().length && this.told.timeLow !== this.key()) {
+      this.told.timeLow = this.key();
+      announce(t("announce.time_low", { s: Math.max(0, Math.ceil(mine.remaining / 1000)) }), { assertive: true });
     }
   }
 
   render() {
-    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key || document.activeElement.dataset.action : null;
+    const active = document.activeElement;
+    const hadFocus = !active || active === document.body || this.root.contains(active);
+    const focusedKey = active && active.dataset ? active.dataset.key : null;
+    const focusedAction = active && active.dataset ? active.dataset.action : null;
+    const focusedIndex = hadFocus && !focusedKey && !focusedAction ? this.focusables().indexOf(active) : -1;
     const root = this.root;
     root.replaceChildren();
+    const dialogOpen = this.paused || (this.showResult && this.finished);
     const top = h(
       "div",
       { class: "table-bar" },
       h("a", { href: "#/lobby", class: "button secondary", text: t("table.to_lobby") }),
-      h("span", { class: "table-id", text: t("table.id", { id: this.tableId }) }),
+      h("h1", { class: "table-id", text: t("table.id", { id: this.tableId }) }),
       this.frame ? h("span", { class: "hand-id", text: t("table.hand", { n: this.frame.hand_id.split("#")[1] || "1" }) }) : null,
       this.welcome && this.welcome.role === "spectator" ? h("span", { class: "badge", text: t("table.spectating") }) : null,
       this.practice && !this.practice.finished
@@ -343,12 +477,13 @@ class TableClient {
             text: this.paused ? t("practice.resume") : t("practice.pause"),
           })
         : null,
-      h("span", { class: "connection", role: "status" }),
+      h("span", { class: "connection" }),
     );
     root.append(top);
     this.renderStatus();
     if (!this.frame) {
       root.append(this.waiting());
+      if (hadFocus) this.restoreFocus(null, focusedAction, focusedIndex, active);
       return;
     }
     const frame = this.frame;
@@ -364,33 +499,83 @@ class TableClient {
       selected: this.selected,
       serverNow: this.serverNow(),
       lag: this.rtt / 2,
+      focusKey: this.focusKey,
     });
     root.append(board);
     root.append(this.actions(view, legal));
-    if (this.notice) root.append(h("p", { class: "notice", role: "alert", text: this.notice }));
+    if (this.notice) root.append(h("p", { class: "notice", dataset: { testid: "notice" }, text: this.notice }));
+    if (me !== null) root.append(this.keyHelp());
     const side = h("div", { class: "side" });
     side.append(this.log(frame));
     if (this.finished) {
-      side.append(renderSettlement(this.finished.events, this.finished.names, this.finished.me));
+      side.append(renderSettlement(this.finished.events, this.finished.names, this.finished.me, { id: "settlement" }));
     }
     root.append(side);
-    if (this.paused) {
-      root.append(
-        h(
-          "div",
-          { class: "overlay", role: "dialog", "aria-modal": "true", "aria-label": t("practice.paused") },
-          h("div", { class: "overlay-box" }, h("h2", { text: t("practice.paused") }), h("p", { text: t("practice.paused_help") }),
-            h("button", { class: "button", type: "button", dataset: { action: "resume" }, onclick: () => this.setPaused(false), text: t("practice.resume") })),
-        ),
-      );
-    } else if (this.showResult && this.finished) {
-      root.append(this.resultDialog());
+    let dialog = null;
+    if (this.paused) dialog = this.pausedDialog();
+    else if (this.showResult && this.finished) dialog = this.resultDialog();
+    if (dialog) {
+      root.append(dialog);
+      dialog.showModal(); // focus moves in; the page behind is inert
     }
-    if (focused) {
-      const again = root.querySelector(`[data-key="${focused}"], [data-action="${focused}"]`);
+    if (!dialogOpen && hadFocus) this.restoreFocus(focusedKey, focusedAction, focusedIndex, active);
+    else if (dialog && focusedAction) {
+      const again = dialog.querySelector(`[data-action="${focusedAction}"]`);
       if (again) again.focus();
     }
     this.tick();
+  }
+
+  // After a redraw, focus goes back where it was: the same hand tile or button, else the
+  // hand's tab stop or the first action (so a keyboard player never loses the table). On
+  // opening the table, focus goes to the hand once it is dealt.
+  restoreFocus(key, action, index, before) {
+    const onBody = !before || before === document.body;
+    if (key) {
+      const again = this.root.querySelector(`.my-hand [data-key="${key}"]`);
+      if (again) again.focus();
+      else this.focusHand();
+      return;
+    }
+    if (action) {
+      const again = this.root.querySelector(`[data-action="${action}"]:not([disabled])`);
+      const first = this.root.querySelector(".actions button:not([disabled])");
+      if (again) again.focus();
+      else if (!this.focusHand() && first) first.focus();
+      return;
+    }
+    if (index >= 0) {
+      const again = this.focusables()[index];
+      if (again) again.focus();
+      return;
+    }
+    if (onBody && !this.handFocused && this.focusHand()) this.handFocused = true;
+  }
+
+  focusables() {
+    return [...this.root.querySelectorAll("a[href], button, summary, input, select, [tabindex='0']")];
+  }
+
+  pausedDialog() {
+    const dialog = h(
+      "dialog",
+      { class: "overlay", "aria-labelledby": "paused-title", oncancel: (e) => e.preventDefault() },
+      h(
+        "div",
+        { class: "overlay-box" },
+        h("h2", { id: "paused-title", text: t("practice.paused") }),
+        h("p", { text: t("practice.paused_help") }),
+        h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "resume" }, onclick: () => this.setPaused(false), text: t("practice.resume") }),
+      ),
+    );
+    return dialog;
+  }
+
+  dismissResult() {
+    this.showResult = false;
+    this.render();
+    const settlement = this.root.querySelector("#settlement");
+    if (settlement) settlement.focus();
   }
 
   resultDialog() {
@@ -401,18 +586,39 @@ class TableClient {
     const box = h(
       "div",
       { class: "overlay-box result" },
-      h("h2", { text: t("result.title") }),
+      h("h2", { id: "result-title", text: t("result.title") }),
       me !== null ? h("p", { class: "result-score", dataset: { testid: "result-score" }, text: t("result.score", { score: score > 0 ? `+${score}` : score }) }) : null,
       renderSettlement(f.events, f.names, me),
       h(
         "div",
         { class: "result-actions" },
-        h("button", { class: "button", type: "button", dataset: { action: "dismiss" }, onclick: () => { this.showResult = false; this.render(); }, text: t("result.close") }),
-        this.practice ? h("a", { class: "button secondary", href: "#/lobby", text: t("table.to_lobby") }) : null,
-        h("a", { class: "button secondary", href: `#/replay/${encodeURIComponent(f.handId)}`, text: t("result.replay") }),
+        h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "dismiss" }, onclick: () => this.dismissResult(), text: t("result.close") }),
+        this.practice ? h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.to_lobby") }) : null,
+        h("a", { class: "button secondary", href: `#/replay/${encodeURIComponent(f.handId)}`, dataset: { action: "replay" }, text: t("result.replay") }),
       ),
     );
-    return h("div", { class: "overlay", role: "dialog", "aria-modal": "true", "aria-label": t("result.title") }, box);
+    return h(
+      "dialog",
+      {
+        class: "overlay",
+        "aria-labelledby": "result-title",
+        oncancel: (e) => {
+          e.preventDefault();
+          this.dismissResult();
+        },
+      },
+      box,
+    );
+  }
+
+  keyHelp() {
+    const list = h("dl", { class: "key-list" });
+    for (const [keys, label] of KEY_HELP) {
+      list.append(h("dt", {}, ...keys.split(" ").map((k) => h("kbd", { text: k }))), h("dd", { text: t(label) }));
+    }
+    const details = h("details", { class: "keys", open: this.helpOpen }, h("summary", { text: t("keys.title") }), list);
+    details.addEventListener("toggle", () => (this.helpOpen = details.open));
+    return details;
   }
 
   waiting() {
@@ -459,7 +665,7 @@ class TableClient {
       actions.append(h("button", { class: "button secondary", type: "button", dataset: { action: "leave" }, text: t("table.leave"), onclick: async () => { await this.request(`/api/tables/${encodeURIComponent(this.tableId)}/leave`); location.hash = "#/lobby"; } }));
     }
     box.append(actions);
-    if (this.notice) box.append(h("p", { class: "notice", role: "alert", text: this.notice }));
+    if (this.notice) box.append(h("p", { class: "notice", dataset: { testid: "notice" }, text: this.notice }));
     return box;
   }
 
@@ -467,7 +673,7 @@ class TableClient {
     try {
       await api("POST", path, {});
     } catch (e) {
-      this.notice = serverMessage(e.code, e.params, e.message);
+      this.setNotice(serverMessage(e.code, e.params, e.message));
       this.render();
     }
   }
@@ -477,17 +683,22 @@ class TableClient {
     const me = view.seat;
     if (me === null) return bar;
     const waiting = this.sentFor === this.key();
-    const button = (action, text, body, hint) =>
-      h("button", {
-        class: `button action action-${action}`,
-        type: "button",
-        dataset: { action },
-        disabled: waiting || !body,
-        "aria-keyshortcuts": hint || undefined,
-        title: hint ? t("actions.key", { key: hint }) : undefined,
-        onclick: () => body && this.act(body),
-        text,
-      });
+    // A button with its key shown (and announced through aria-keyshortcuts).
+    const button = (action, text, body, key) =>
+      h(
+        "button",
+        {
+          class: `button action action-${action}`,
+          type: "button",
+          dataset: { action },
+          disabled: waiting || !body,
+          "aria-keyshortcuts": key,
+          onclick: () => body && this.act(body),
+        },
+        h("span", { class: "label", text }),
+        " ",
+        h("kbd", { "aria-hidden": "true", text: key }),
+      );
     const of = (type) => legal.filter((c) => c.type === type);
     if (of("choose_exchange").length) {
       const choice = this.exchangeChoice();
@@ -514,12 +725,13 @@ class TableClient {
   }
 
   log(frame) {
-    const list = h("ol", { class: "log", "aria-label": t("log.label"), "aria-live": "polite" });
+    // Not a live region: it is redrawn with every frame. News goes to the announcer.
+    const list = h("ol", { class: "log", tabindex: "0", "aria-labelledby": "log-title" });
     const events = [...this.events.values()].sort((a, b) => a.seq - b.seq);
     const lines = events.map((e) => describe(e, frame)).filter(Boolean).slice(-30);
     lines.forEach((line) => list.append(h("li", { text: line })));
     requestAnimationFrame(() => (list.scrollTop = list.scrollHeight));
-    return h("section", { class: "log-box" }, h("h3", { text: t("log.label") }), list);
+    return h("section", { class: "log-box", "aria-labelledby": "log-title" }, h("h2", { id: "log-title", text: t("log.label") }), list);
   }
 }
 
@@ -541,6 +753,7 @@ function describe(e, frame) {
     case "tile_drawn":
       return e.seat === me ? t("log.you_draw", { tile: tileLabel(e.tile) }) : null;
     case "tile_discarded":
+      if (e.seat === me) return t("log.you_discard", { tile: tileLabel(e.tile) });
       return t("log.discard", { name: name(e.seat), tile: tileLabel(e.tile) });
     case "claim_declared":
       return t("log.claim", { name: name(e.seat), claim: t(`claim.${e.claim}`) });

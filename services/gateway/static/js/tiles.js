@@ -99,12 +99,18 @@ function face(tile) {
 }
 
 // A tile element: a <button> when `onClick` is given (focusable, keyboard-usable), else a
-// <span role="img">. Hidden tiles (no `tile`) show the back.
-export function tileElement(tile, { onClick, small = false, extraClass = "", label } = {}) {
+// <span role="img">. Hidden tiles (no `tile`) show the back. `decorative`: the tile is one of
+// a group that has its own label (13 concealed tiles), so it is hidden from screen readers.
+// `pressed` (true/false): a toggle (choosing the three tiles to exchange).
+export function tileElement(tile, { onClick, small = false, extraClass = "", label, decorative = false, pressed } = {}) {
   const node = document.createElement(onClick ? "button" : "span");
   node.className = `tile ${small ? "tile-small" : ""} ${tile ? `suit-${tile[1]}` : "tile-back"} ${extraClass}`;
-  node.setAttribute("aria-label", label || tileLabel(tile));
-  if (!onClick) node.setAttribute("role", "img");
+  if (decorative) {
+    node.setAttribute("aria-hidden", "true");
+  } else {
+    node.setAttribute("aria-label", label || tileLabel(tile));
+    if (!onClick) node.setAttribute("role", "img");
+  }
   if (tile) {
     node.appendChild(face(tile));
     node.dataset.tile = tile;
@@ -115,6 +121,7 @@ export function tileElement(tile, { onClick, small = false, extraClass = "", lab
   }
   if (onClick) {
     node.type = "button";
+    if (pressed !== undefined) node.setAttribute("aria-pressed", pressed ? "true" : "false");
     node.addEventListener("click", onClick);
   }
   return node;
