@@ -12,7 +12,7 @@ from typing import Literal
 
 import msgspec
 
-from schemas import SCHEMA_VERSION
+from schemas import SCHEMA_VERSION, too_deep
 
 Strength = Literal["easy", "normal", "strong"]
 ClockPreset = Literal["bullet", "blitz", "standard", "relaxed"]
@@ -206,12 +206,18 @@ _event_decoder = msgspec.json.Decoder(LobbyEnvelope)
 
 def decode_request(raw: bytes) -> Request:
     """A request from ``match.requests``; raises ``msgspec.DecodeError`` with the reason."""
-    envelope = _request_decoder.decode(raw)
+    try:
+        envelope = _request_decoder.decode(raw)
+    except RecursionError as exc:
+        raise too_deep(exc) from None
     if envelope.v > SCHEMA_VERSION:
         raise msgspec.ValidationError(f"schema version {envelope.v} is newer than {SCHEMA_VERSION}")
     return envelope.request
 
 
 def decode_lobby_event(raw: bytes) -> Event:
-    """An event from ``lobby.events``."""
-    return _event_decoder.decode(raw).event
+    """An event from ``lobby.events``; raises ``msgspec.DecodeError`` saying why not."""
+    try:
+        return _event_decoder.decode(raw).event
+    except RecursionError as exc:
+        raise too_deep(exc) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from schemas import SCHEMA_VERSION
+from schemas import SCHEMA_VERSION, too_deep
 
 
 class RatedHandResult(
@@ -53,7 +53,10 @@ def encode_result(result: RatedHandResult) -> bytes:
 def decode_result(raw: bytes) -> RatedHandResult:
     """A result from ``rating.results``; raises ``msgspec.DecodeError`` (or its subclass
     ``ValidationError``) when the bytes are not one, or come from a newer schema."""
-    result = _decoder.decode(raw)
+    try:
+        result = _decoder.decode(raw)
+    except RecursionError as exc:
+        raise too_deep(exc) from None
     if result.v > SCHEMA_VERSION:
         raise msgspec.ValidationError(f"schema version {result.v} is newer than {SCHEMA_VERSION}")
     return result

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from schemas import SCHEMA_VERSION
+from schemas import SCHEMA_VERSION, too_deep
 from schemas.commands import Command
 from schemas.events import Event
 
@@ -105,12 +105,18 @@ def encode(message: msgspec.Struct) -> bytes:
 def decode_command(raw: bytes) -> TableCommand:
     """A command from ``table.commands``; raises ``msgspec.DecodeError`` (or its subclass
     ``ValidationError``) with a readable reason when the bytes are not a valid command."""
-    envelope = _command_decoder.decode(raw)
+    try:
+        envelope = _command_decoder.decode(raw)
+    except RecursionError as exc:
+        raise too_deep(exc) from None
     if envelope.v > SCHEMA_VERSION:
         raise msgspec.ValidationError(f"schema version {envelope.v} is newer than {SCHEMA_VERSION}")
     return envelope.command
 
 
 def decode_event(raw: bytes) -> Event:
-    """An event from ``table.events``."""
-    return _event_decoder.decode(raw).event
+    """An event from ``table.events``; raises ``msgspec.DecodeError`` saying why not."""
+    try:
+        return _event_decoder.decode(raw).event
+    except RecursionError as exc:
+        raise too_deep(exc) from None

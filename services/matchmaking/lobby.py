@@ -180,7 +180,10 @@ def _join(lobby: Lobby, r: lb.JoinTable, now: int, chance: Chance) -> Output | R
     table = _open_table(lobby, r, r.table_id)
     if isinstance(table, lb.RequestRefused):
         return table
-    if table.code is not None and not secrets.compare_digest(r.code or "", table.code):
+    # Bytes, not str: compare_digest refuses non-ASCII strings, and a player must not be
+    # able to break the service with an odd code.
+    given = (r.code or "").encode("utf-8", "surrogatepass")
+    if table.code is not None and not secrets.compare_digest(given, table.code.encode()):
         # The same answer as for a table that does not exist: a private table's id and code
         # are both needed, and a wrong code says nothing about which one was wrong.
         return _refuse(r, "no_such_table", "there is no such table", table_id=r.table_id)

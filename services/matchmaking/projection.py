@@ -83,6 +83,14 @@ class LobbyProjection:
             for player in table.seated:
                 self.lobby.at[player] = table.table_id
         self.position = int(position or 0)
+        if self.position > await self.log.end_offset(LOBBY_EVENTS, 0):
+            # The log is shorter than what was projected: it was replaced (a new cluster, a
+            # test broker started empty). Project it again from the start.
+            log.warning("lobby.events ends before position %d; projecting again", self.position)
+            async with self.pool.acquire() as conn, conn.transaction():
+                await conn.execute("DELETE FROM lobby.tables")
+                await conn.execute("DELETE FROM lobby.position")
+            self.lobby, self.position = Lobby(), 0
 
     async def close(self) -> None:
         if self.pool is not None:

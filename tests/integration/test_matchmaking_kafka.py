@@ -105,11 +105,11 @@ def test_a_hundred_quick_play_players_are_seated_once_and_the_lobby_lands_in_pos
                     180,
                 )
                 opened = await answer(log, f"o-{run}")
-                for _ in range(100):
-                    listed = {t["table_id"] for t in await projection.public_tables()}
+                for _ in range(300):
                     if projection.position >= await log.end_offset("lobby.events", 0):
                         break
                     await asyncio.sleep(0.1)
+                listed = {t["table_id"] for t in await projection.public_tables()}
         seated_once(events, list(players))
         assert isinstance(opened, lb.TableOpened) and opened.table_id in listed
         hidden = next(

@@ -205,7 +205,9 @@ def test_audit_passes_on_a_thousand_hands_and_detects_a_tampered_event(
 
     # Forge one payment: the log of a copy of a real hand, one of its wins doctored.
     (table, _), events = next(
-        (k, v) for k, v in hands.items() if any(isinstance(e, ev.Won) for e in v)
+        (k, v)
+        for k, v in hands.items()
+        if isinstance(v[-1], ev.HandEnded) and any(isinstance(e, ev.Won) for e in v)
     )
     won = next(e for e in events if isinstance(e, ev.Won))
     forged = [e if e is not won else _doctored(won) for e in events]

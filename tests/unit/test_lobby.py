@@ -102,6 +102,13 @@ def test_a_private_table_is_joined_only_with_its_code() -> None:
     assert lobby.tables[table].seated == ["ann", "bob"]
 
 
+def test_an_odd_invite_code_is_refused_like_a_wrong_one() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann", public=False)
+    for code in ("ü", "\udcff", "x" * 10_000):
+        assert refused(lobby, join(table, "bob", code)) == "no_such_table"
+
+
 def test_the_fourth_player_starts_the_table_in_a_random_seat_order() -> None:
     lobby = Lobby()
     table = create(lobby, "ann", rated=True, clock="blitz", hands=2)
