@@ -11,6 +11,7 @@ import gc
 import multiprocessing
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 
@@ -160,12 +161,27 @@ _INHERITED: Sequence[EncodedHand] = ()
 """The hands of the running ``audit_encoded_hands``, for the workers it forks."""
 
 
-def _audit_range(job: tuple[int, int, int]) -> _Tally:
-    start, stop, max_problems = job
-    tally = _Tally(max_problems)
-    for encoded in _INHERITED[start:stop]:
-        tally.add(audit_encoded_hand(encoded))
-    return tally
+def _take_chunks(counter: Any, chunks: int, size: int, max_problems: int) -> dict[int, _Tally]:
+    """Audit chunks of ``_INHERITED`` until none is left, each time the next one nobody has
+    taken (``counter``, in shared memory, is the next chunk's number): the tallies by chunk."""
+    done: dict[int, _Tally] = {}
+    while True:
+        with counter.get_lock():
+            i = counter.value
+            counter.value = i + 1
+        if i >= chunks:
+            return done
+        tally = _Tally(max_problems)
+        for encoded in _INHERITED[i * size : (i + 1) * size]:
+            tally.add(audit_encoded_hand(encoded))
+        done[i] = tally
+
+
+def _worker(counter: Any, chunks: int, size: int, max_problems: int, sender: Any) -> None:
+    try:
+        sender.send(_take_chunks(counter, chunks, size, max_problems))
+    finally:
+        sender.close()
 
 
 def audit_encoded_hands(
@@ -174,12 +190,13 @@ def audit_encoded_hands(
     chunk_size: int | None = None,
     max_problems: int = MAX_PROBLEMS,
 ) -> AuditSummary:
-    """Audit hands given as msgspec JSON, split in chunks over ``processes`` worker processes.
+    """Audit hands given as msgspec JSON, split in chunks over ``processes`` processes.
 
-    Results are merged in input order, so the problems kept are the same as ``audit_hands``
-    would keep. With ``processes <= 1`` everything runs in this process. By default a chunk
-    is about a 32nd of each worker's share (8 to 256 hands): small enough that no worker
-    idles long at the end, large enough that handing chunks out costs nothing.
+    Where processes can be forked, this one audits too, with ``processes - 1`` forked
+    workers; elsewhere a pool of ``processes`` workers does. Results are merged in input
+    order, so the problems kept are the same as ``audit_hands`` would keep. With
+    ``processes <= 1`` everything runs in this process. By default a chunk is about a 32nd of
+    each process's share (8 to 256 hands): small enough that none idles long at the end.
     """
     total = _Tally(max_problems)
     if processes <= 1:
@@ -192,20 +209,46 @@ def audit_encoded_hands(
             for part in pool.imap(_audit_chunk, _chunks(hands, size, max_problems)):
                 total.merge(part)
         return total.summary()
-    # Forked workers inherit the hands: each job is an index range, so no hand is pickled,
-    # piped and unpickled. gc.freeze keeps the workers' collectors off the parent's objects
-    # (which they would otherwise copy page by page as they touch them).
+    # Forked workers inherit the hands, so none is pickled, piped and unpickled; every
+    # process takes the next free chunk until none is left, and sends its tallies back at
+    # the end. This process works too rather than wait: one fork fewer, and no pool's
+    # threads. gc.freeze keeps the workers' collectors off the parent's objects (which they
+    # would otherwise copy page by page as they touch them), and this one's collector off
+    # the hands.
     global _INHERITED
     _INHERITED = hands if isinstance(hands, Sequence) else list(hands)
-    n = len(_INHERITED)
-    size = chunk_size or max(8, min(256, n // (processes * 32)))
-    jobs = [(start, min(start + size, n), max_problems) for start in range(0, n, size)]
+    size = chunk_size or max(8, min(256, len(_INHERITED) // (processes * 32)))
+    chunks = -(-len(_INHERITED) // size)
+    context = multiprocessing.get_context("fork")
+    counter = context.Value("q", 0)
     gc.freeze()
+    workers = []
     try:
-        with multiprocessing.get_context("fork").Pool(processes) as pool:
-            for part in pool.imap(_audit_range, jobs):
-                total.merge(part)
+        for _ in range(processes - 1):
+            receiver, sender = context.Pipe(duplex=False)
+            worker = context.Process(
+                target=_worker, args=(counter, chunks, size, max_problems, sender), daemon=True
+            )
+            worker.start()
+            sender.close()
+            workers.append((worker, receiver))
+        parts = _take_chunks(counter, chunks, size, max_problems)
+        for worker, receiver in workers:
+            try:
+                parts.update(receiver.recv())
+            except EOFError:
+                worker.join()
+                raise RuntimeError(
+                    f"audit worker {worker.pid} stopped (exit code {worker.exitcode})"
+                ) from None
+            worker.join()
     finally:
+        for worker, _ in workers:  # after a failure here, none is left running
+            if worker.is_alive():
+                worker.terminate()
+                worker.join()
         gc.unfreeze()
         _INHERITED = ()
+    for i in range(chunks):
+        total.merge(parts[i])
     return total.summary()

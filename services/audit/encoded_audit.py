@@ -240,12 +240,12 @@ def audit_if_exact(encoded: bytes | bytearray | memoryview | Sequence[bytes]) ->
     try:
         if isinstance(encoded, bytes | bytearray | memoryview):
             records = None
-            redecided = _redecide(_PEEK_EVENTS.decode(encoded), ())
+            redecided = _redecide(_PEEK_EVENTS.decode(encoded), (), encoded)
         else:
             # Only the records re-deciding reads are peeked at, one by one: the decisions
             # (about half), the opening's two and the first clock event after each decision.
             records = encoded
-            redecided = _redecide([], records)
+            redecided = _redecide([], records, None)
     except Exception:  # e.g. JSON that is not an array of events: the full audit says why
         return None
     if redecided is None:
@@ -275,12 +275,12 @@ def audit_if_exact(encoded: bytes | bytearray | memoryview | Sequence[bytes]) ->
 
 
 def _redecide(
-    peeks: list[Any], records: Sequence[bytes]
+    peeks: list[Any], records: Sequence[bytes], array: bytes | bytearray | memoryview | None
 ) -> tuple[list[ev.Event], HandState] | None:
     """The events re-deciding the peeked log emits, as ``hand_audit._check_redecided`` runs
     it, and the final state; None where that would find a problem (or where the log is not
-    even shaped for it). The log is its events' ``peeks``, or (with no peeks) its
-    ``records``, peeked at as they are read."""
+    even shaped for it). The log is its events' ``peeks`` (from ``array``), or (with no
+    peeks) its ``records``, peeked at as they are read."""
     lazy = not peeks
     n = len(records) if lazy else len(peeks)
     decode = _PEEK_RECORD.decode
@@ -299,6 +299,19 @@ def _redecide(
     if len(seed) != SEED_BYTES:
         return None
     state, made = fresh_hand(started, shuffle(seed), seed)
+    # The opening's bytes are compared at once (and again with the rest at the end): a log
+    # written before its schema changed (an event gained a field) or with a forged deal
+    # differs here already, and the full audit takes over before re-deciding it all.
+    opening = list(map(_ENCODER.encode, made))
+    if lazy:
+        framed = [_RECORD_BEFORE + e + _RECORD_AFTER for e in opening]
+        if framed != list(records[:OPENING]):
+            return None
+    else:
+        assert array is not None
+        head = b"[" + b",".join(opening) + b","
+        if array[: len(head)] != head:
+            return None
     pos = OPENING
     last: cmd.HandCommand | None = None
     timed = state.clock is not None

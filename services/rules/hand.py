@@ -123,13 +123,16 @@ def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
     """
     handler = _HANDLERS.get(type(command))
     # The usual command passes _common_checks at a glance (a seat number of a seat still in
-    # a hand in play, naming no other hand or decision); anything else is looked at closely.
+    # a dealt hand not over, naming no other hand or decision); anything else is looked at
+    # closely.
     seat = command.seat
+    phase = state.phase
     if (
         handler is None
         or type(seat) is not int
         or not 0 <= seat <= 3
-        or state.phase != "play"
+        or phase == "ended"
+        or phase == "deal"
         or state.won[seat]
         or command.hand_id
         or command.decision_seq is not None

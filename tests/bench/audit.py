@@ -33,7 +33,7 @@ def sample_hands(n: int, seed: int = 7) -> list[list[ev.Event]]:
     return [play_random_hand(rng, eager=True, timeout_rate=0.05)[1] for _ in range(n)]
 
 
-def _rate(fn: Callable[[], int], runs: int = 3) -> float:
+def _rate(fn: Callable[[], int], runs: int = 5) -> float:
     """Hands per second of ``fn`` (which returns how many it audited), best of ``runs``."""
     best = 0.0
     for _ in range(runs):

@@ -128,10 +128,10 @@ NOTES = {
         "is for `mahjong-planet audit`, which may use both cores: the *parallel* figures.",
         "*records* are the hands as `table.events` holds them (one `EventEnvelope` JSON "
         "record per event), which is what `mahjong-planet audit` reads; the unmarked encoded "
-        "figures take one msgspec JSON array per hand. *parallel* splits chunks over two "
-        "forked worker processes that inherit the hands (the pool's start and the merge "
-        "included); *one process* is the same work without workers. Reading the log is not "
-        "timed, as in the command.",
+        "figures take one msgspec JSON array per hand. *parallel* shares chunks between this "
+        "process and one forked worker that inherits the hands (the fork and the merge "
+        "included); *one process* is the same work without the worker. Reading the log is "
+        "not timed, as in the command.",
         "An encoded hand is first proven by its bytes (`services/audit/encoded_audit.py`): "
         "peek at the fields re-deciding needs, re-decide, encode the re-decided events and "
         "compare them with the log, every record with its own. Any log that is not byte for "

@@ -228,3 +228,38 @@ def test_many_hands_over_workers_agree_with_the_full_audit(processes: int) -> No
     got = audit_encoded_hands(iter(encoded), processes=processes)
     assert got == audit_hands(hands)
     assert (got.passed, got.failed, got.skipped) == (38, 1, 1)
+
+
+def test_a_worker_that_dies_stops_the_audit_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import time
+
+    from services.audit import batch_audit
+
+    parent = os.getpid()
+    real = batch_audit.audit_encoded_hand
+
+    def dying(encoded: Any) -> AuditResult:
+        if os.getpid() != parent:
+            os._exit(3)
+        time.sleep(0.01)  # leave the worker chunks to take
+        return real(encoded)
+
+    monkeypatch.setattr(batch_audit, "audit_encoded_hand", dying)
+    hands = [array(hand(i)) for i in range(40)]
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        audit_encoded_hands(hands, processes=2, chunk_size=1)
+
+
+def test_a_log_written_before_a_field_was_added_passes_by_the_full_audit() -> None:
+    # As if hand_started had gained "computer_seats" (default []) after this log was written.
+    events = hand(8)
+    old = array(events).replace(b',"computer_seats":[]', b"", 1)
+    assert old != array(events)
+    assert audit_if_exact(old) is None
+    assert audit_encoded_hand(old) == audit_hand(events)
+    old_records = [r.replace(b',"computer_seats":[]', b"", 1) for r in records(events)]
+    assert audit_if_exact(old_records) is None
+    assert audit_encoded_hand(old_records) == audit_hand(events)
