@@ -16,6 +16,7 @@ import asyncio
 import heapq
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -100,7 +101,9 @@ class ClockService:
         self.processor: Processor | None = None
         self.ready = asyncio.Event()
         self.fired = 0
-        self.delays_ms: list[int] = []  # send time past the due time, per timeout sent
+        # Send time past the due time, per timeout sent: the latest ones only, so a
+        # long-running service does not grow it forever (the histogram keeps the rest).
+        self.delays_ms: deque[int] = deque(maxlen=100_000)
 
     # --- the loops ---------------------------------------------------------------------------
 
