@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from services.gateway.accounts import Account, HandPlayed, NameTaken
+from services.runtime.migrations import migrate_postgres
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -81,32 +82,11 @@ class PostgresAccountStore:
         return self._pool
 
     async def migrate(self) -> list[int]:
-        done: list[int] = []
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtext($1))", f"mahjong-gateway:{self.schema}"
-            )
-            await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.s}")
-            await conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self.s}.schema_migrations ("
-                "version integer PRIMARY KEY, name text NOT NULL, "
-                "applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            applied = {
-                r["version"]
-                for r in await conn.fetch(f"SELECT version FROM {self.s}.schema_migrations")
-            }
-            for version, name, sql in MIGRATIONS:
-                if version in applied:
-                    continue
-                await conn.execute(sql.format(schema=self.s))
-                await conn.execute(
-                    f"INSERT INTO {self.s}.schema_migrations (version, name) VALUES ($1, $2)",
-                    version,
-                    name,
-                )
-                done.append(version)
-        return done
+        """Apply the migrations this database lacks (under a lock: concurrent starts are
+        safe); returns the versions applied now."""
+        return await migrate_postgres(
+            self.pool, self.s, f"mahjong-gateway:{self.schema}", MIGRATIONS
+        )
 
     async def create_account(self, account: Account, password_hash: str | None) -> None:
         try:
