@@ -8,15 +8,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from services.rules import scenario as scenarios
 from services.rules.shuffle import commitment, shuffle
 from services.rules.tiles import format_tiles
 from services.runtime.config import add_log_options, opened_log
+from services.runtime.log import EventLog
 from services.runtime.ops import add_ops_options, configure_logging
 
 
@@ -114,29 +115,17 @@ def cmd_topics(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    from services.runtime.ops import run_service
     from services.table.service import TableService
 
-    async def go() -> None:
-        async with opened_log(args) as event_log:
-            service = TableService(event_log, group=args.group)
-            await run_service("table", service, _stop_on_signals(), args)
-
-    asyncio.run(go())
-    return 0
+    return _serve(args, "table", lambda log: TableService(log, group=args.group))
 
 
 def cmd_clock(args: argparse.Namespace) -> int:
     from services.clock.service import ClockService
-    from services.runtime.ops import run_service
 
-    async def go() -> None:
-        async with opened_log(args) as event_log:
-            service = ClockService(event_log, group=args.group, table_group=args.table_group)
-            await run_service("clock", service, _stop_on_signals(), args)
-
-    asyncio.run(go())
-    return 0
+    return _serve(
+        args, "clock", lambda log: ClockService(log, group=args.group, table_group=args.table_group)
+    )
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -219,12 +208,21 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _stop_on_signals() -> asyncio.Event:
-    """An event set by SIGTERM or SIGINT, so services finish their batch and leave cleanly."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    return stop
+    from services.runtime.ops import stop_on_signals
+
+    return stop_on_signals()
+
+
+def _serve(args: argparse.Namespace, name: str, make: Callable[[EventLog], Any]) -> int:
+    """Run one service (``make`` builds it on the selected log) until SIGTERM or SIGINT."""
+    from services.runtime.ops import run_service
+
+    async def go() -> None:
+        async with opened_log(args) as event_log:
+            await run_service(name, make(event_log), _stop_on_signals(), args)
+
+    asyncio.run(go())
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -271,28 +269,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_matchmaking(args: argparse.Namespace) -> int:
     from services.matchmaking.service import MatchmakingService
-    from services.runtime.ops import run_service
 
-    async def go() -> None:
-        async with opened_log(args) as event_log:
-            service = MatchmakingService(event_log, group=args.group)
-            await run_service("matchmaking", service, _stop_on_signals(), args)
-
-    asyncio.run(go())
-    return 0
+    return _serve(args, "matchmaking", lambda log: MatchmakingService(log, group=args.group))
 
 
 def cmd_bots(args: argparse.Namespace) -> int:
     from services.bots.service import BotService
-    from services.runtime.ops import run_service
 
-    async def go() -> None:
-        async with opened_log(args) as event_log:
-            service = BotService(event_log, group=args.group, pace=args.pace)
-            await run_service("bots", service, _stop_on_signals(), args)
-
-    asyncio.run(go())
-    return 0
+    return _serve(args, "bots", lambda log: BotService(log, group=args.group, pace=args.pace))
 
 
 def cmd_lobby_projector(args: argparse.Namespace) -> int:
@@ -304,15 +288,7 @@ def cmd_lobby_projector(args: argparse.Namespace) -> int:
         print("lobby-projector needs --postgres DSN (or MAHJONG_POSTGRES_DSN)", file=sys.stderr)
         return 2
 
-    async def go() -> None:
-        from services.runtime.ops import run_service
-
-        async with opened_log(args) as event_log:
-            service = LobbyProjection(event_log, dsn)
-            await run_service("lobby-projector", service, _stop_on_signals(), args)
-
-    asyncio.run(go())
-    return 0
+    return _serve(args, "lobby-projector", lambda log: LobbyProjection(log, dsn))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import json
 import logging
-import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,24 +30,16 @@ async def opened_store(args: argparse.Namespace) -> AsyncIterator[RatingStore]:
         await store.close()
 
 
-def _stop_on_signals() -> asyncio.Event:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    return stop
-
-
 def cmd_rating(args: argparse.Namespace) -> int:
     from services.rating.service import RatingService
-    from services.runtime.ops import run_service
+    from services.runtime.ops import run_service, stop_on_signals
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
 
     async def go() -> None:
         async with opened_store(args) as store, opened_log(args) as event_log:
             service = RatingService(event_log, store, topic=args.topic)
-            await run_service("rating", service, _stop_on_signals(), args)
+            await run_service("rating", service, stop_on_signals(), args)
 
     asyncio.run(go())
     return 0
