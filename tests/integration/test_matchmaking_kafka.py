@@ -23,28 +23,16 @@ from services.audit import audit_hand
 from services.bots.service import BotService
 from services.matchmaking.projection import LobbyProjection
 from services.matchmaking.service import MatchmakingService
-from services.runtime.kafka import KafkaLog
 from services.runtime.log import partition_for
-from services.runtime.topics import TABLE_EVENTS, TOPICS
+from services.runtime.topics import TABLE_EVENTS
 from services.table.service import TableService
-from tests.integration.test_table_kafka import GROUP
+from tests.integration.test_table_kafka import GROUP, kafka
 from tests.service.lobby_client import answer, seated_once, send, until
 from tests.service.logs import hand_logs
 from tests.service.test_bots_service import answer_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kafka")]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@contextlib.asynccontextmanager
-async def kafka(bootstrap: str) -> AsyncIterator[KafkaLog]:
-    log = KafkaLog(bootstrap)
-    await log.start()
-    await log.create_topics(TOPICS)
-    try:
-        yield log
-    finally:
-        await log.close()
 
 
 @contextlib.asynccontextmanager
