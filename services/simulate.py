@@ -65,7 +65,8 @@ async def simulate(
     ``measure_s`` it stops after that long instead (a benchmark's steady-state window) and
     reports what was done by then. With ``think_s`` each decision is sent after a pause
     drawn uniformly from half to one and a half times it (players at a human pace; latency is
-    timed from the send). ``seed`` is accepted for older callers and unused: bots
+    timed from the send), and so is each hand's start, as players take a moment between
+    hands: paced tables open spread over a second, not all in the same poll. ``seed`` is accepted for older callers and unused: bots
     decide deterministically from their views and the table service shuffles each hand.
     """
     del seed
@@ -92,7 +93,7 @@ async def simulate(
         commands += 1
         envelope = CommandEnvelope(command=command)  # type: ignore[arg-type]
         record = Outgoing(TABLE_COMMANDS, table_id, encode(envelope))
-        if think_s > 0 and not isinstance(command, StartHand):
+        if think_s > 0:  # a hand's start too: tables do not all open in one millisecond
             due = time.perf_counter() + think_s * pace.uniform(0.5, 1.5)
             heapq.heappush(thinking, (due, commands, command.command_id, record))
         else:

@@ -1,6 +1,7 @@
 """Hand-audit benchmarks: finished hands audited per second, in one process and over two.
 
-The hands are eager random hands with 5% timeouts (wins, kongs and settlements happen), given
+The command figures audit bot-played hands from an embedded log as ``mahjong-planet audit``
+does. The other hands are eager random hands with 5% timeouts (wins, kongs and settlements happen), given
 as decoded events, as one msgspec JSON array per hand, or as their ``table.events`` records
 (what ``mahjong-planet audit`` reads). The floor is what re-deciding alone costs:
 ``start_hand`` plus one ``handle`` per logged decision, with the commands built beforehand.
@@ -8,7 +9,9 @@ as decoded events, as one msgspec JSON array per hand, or as their ``table.event
 
 from __future__ import annotations
 
+import asyncio
 import random
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -110,8 +113,52 @@ def bench_audit(hands: list[list[ev.Event]]) -> Figures:
     }
 
 
+async def _played_hands(n: int) -> list[list[bytes]]:
+    """The ``table.events`` records of ``n`` hands played by normal bots through the table
+    service on an embedded log (what ``mahjong-planet simulate`` writes), as
+    ``mahjong-planet audit`` reads them."""
+    from services.audit.reader import hand_records
+    from services.runtime.embedded import EmbeddedLog
+    from services.runtime.topics import TOPICS
+    from services.simulate import simulate
+    from services.table.service import TableService
+
+    log = EmbeddedLog(tempfile.mkdtemp(prefix="mp-audit-bench-"))
+    await log.start()
+    await log.create_topics(TOPICS)
+    stop = asyncio.Event()
+    service = TableService(log)
+    task = asyncio.create_task(service.run(stop))
+    try:
+        await service.ready.wait()
+        await simulate(log, hands=n, tables=50)
+    finally:
+        stop.set()
+        await task
+    hands = await hand_records(log)
+    await log.close()
+    return list(hands.values())
+
+
+def bench_command(n: int) -> Figures:
+    """``mahjong-planet audit --processes 2`` on bot-played hands, reading the log untimed as
+    the command does."""
+    records = asyncio.run(_played_hands(n))
+    assert audit_encoded_hands(records, processes=1).passed == len(records)
+    return {
+        "audit_command_hands_per_s": round(
+            _rate(lambda: audit_encoded_hands(records, processes=2).passed)
+        ),
+        "audit_command_hands_per_s_one_process": round(
+            _rate(lambda: audit_encoded_hands(records, processes=1).passed)
+        ),
+        "audit_command_hands": len(records),
+        "audit_command_events_per_hand": round(sum(map(len, records)) / len(records), 1),
+    }
+
+
 def run_all(n: int = 2000) -> Figures:
-    return bench_audit(sample_hands(n))
+    return bench_command(n) | bench_audit(sample_hands(n))
 
 
 if __name__ == "__main__":
