@@ -152,8 +152,8 @@ NOTES = {
         "players (easy bots, the cheapest legal players) in the bench process keep N tables "
         "busy for a fixed window (60 s). Plain rows: each answers as soon as its decision "
         "appears, which saturates the two cores and measures throughput; the latency there "
-        "is mostly queueing. *paced* rows: each decision is sent 0.5–1.5 s after it is "
-        "offered, as people play; the latency target applies to those. *p50/p99* is per "
+        "is mostly queueing. *paced* rows: each decision (and each hand's start) is sent 0.5–1.5 s "
+        "after it is offered, as people play; the latency target applies to those. *p50/p99* is per "
         "command, from handing it to the log to "
         "reading its first event back (read-committed on Kafka), so it includes the players' "
         "own queueing when the bench process is the bottleneck.",
