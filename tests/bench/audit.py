@@ -1,10 +1,11 @@
 """Hand-audit benchmarks: finished hands audited per second, in one process and over two.
 
 The command figures audit bot-played hands from an embedded log as ``mahjong-planet audit``
-does. The other hands are eager random hands with 5% timeouts (wins, kongs and settlements happen), given
-as decoded events, as one msgspec JSON array per hand, or as their ``table.events`` records
-(what ``mahjong-planet audit`` reads). The floor is what re-deciding alone costs:
-``start_hand`` plus one ``handle`` per logged decision, with the commands built beforehand.
+does. The other hands are eager random hands with 5% timeouts (wins, kongs and settlements
+happen), given as decoded events, as one msgspec JSON array per hand, or as their
+``table.events`` records (what ``mahjong-planet audit`` reads). The floor is what
+re-deciding alone costs: ``start_hand`` plus one ``handle`` per logged decision, with the
+commands built beforehand.
 """
 
 from __future__ import annotations

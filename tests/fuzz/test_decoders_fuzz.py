@@ -42,6 +42,7 @@ from services.rules.clock import PRESETS
 from services.rules.hand import legal_actions, pending_seats
 from services.rules.selfplay import play_random_hand
 from tests.fuzz import jsonfuzz
+from tests.fuzz import tally as fuzz_tally
 from tests.fuzz.hands import deal, play_step
 
 FILLED_BY_GATEWAY = ("seat", "table_id", "command_id", "hand_id", "decision_seq")
@@ -102,6 +103,7 @@ def _isinstance(value: object, kinds: Any) -> bool:
 
 def decode_all(raw: str | bytes) -> int:
     """Feed ``raw`` to every decoder; return how many accepted it."""
+    fuzz_tally.add("decoder_inputs")
     accepted = 0
     as_bytes = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     for name, (decoder, kinds, encode) in DECODERS.items():

@@ -32,6 +32,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis.specs.openapi.checks import ignored_auth
 
 from services.gateway.config import Limits, Rate
+from tests.fuzz import tally as fuzz_tally
 from tests.fuzz.live import live_platform
 from tests.service.gateway_harness import ADMIN
 
@@ -81,6 +82,7 @@ class Run:
             bearer = self.bearer(op, secured)
             case.headers = {**(case.headers or {}), "Authorization": f"Bearer {bearer}"}
             self.cases[str(mode)] += 1
+            fuzz_tally.add("openapi_requests")
             try:
                 response = case.call_and_validate(excluded_checks=[ignored_auth])
                 self.statuses[(op.label, response.status_code)] += 1
@@ -114,6 +116,7 @@ class Run:
             case.headers = {**kept, **headers}
             response = case.call()
             self.cases["no_credentials"] += 1
+            fuzz_tally.add("openapi_requests")
             if response.status_code != 401:
                 key = (op.label, "auth", f"{headers} answered {response.status_code}")
                 self.failures[key] = response.text[:500]

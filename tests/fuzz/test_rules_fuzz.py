@@ -36,6 +36,7 @@ from schemas import commands as cmd
 from services.rules.clock import PRESETS, check_time
 from services.rules.hand import decide, handle
 from services.rules.state import HandState, apply, replay
+from tests.fuzz import tally as fuzz_tally
 from tests.fuzz.commands import check_rejection, command_strategy, random_command
 from tests.fuzz.hands import deal, play_step
 
@@ -126,6 +127,7 @@ def test_a_hundred_thousand_random_commands_are_all_refused_cleanly() -> None:
         f"{tally.accepted} accepted; codes {dict(tally.codes.most_common())}; "
         f"phases {dict(tally.phases)}"
     )
+    fuzz_tally.add("engine_commands", tally.commands)
     assert tally.commands >= BULK_COMMANDS
     # The run reaches the engine's checks broadly, not one refusal over and over.
     assert set(tally.phases) == {"deal", "exchange", "missing", "play", "ended"}
@@ -154,4 +156,5 @@ def test_commands_drawn_by_hypothesis_are_refused_cleanly(
     for command in commands:
         fire(state, command, now, tally)
         check_decide(state, command)
+    fuzz_tally.add("engine_commands", len(commands))
     assert replay(events) == state

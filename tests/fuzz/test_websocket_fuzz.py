@@ -31,6 +31,7 @@ from schemas.commands import Command
 from services.gateway import protocol as proto
 from services.gateway.config import Limits, Rate
 from tests.fuzz import jsonfuzz
+from tests.fuzz import tally as fuzz_tally
 from tests.service.gateway_harness import (
     Platform,
     Socket,
@@ -174,13 +175,15 @@ def test_a_barrage_of_malformed_frames_is_answered_frame_by_frame(tmp_path: Path
             table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
             players = [await connect(p, u, table_id) for u in users]
             game = asyncio.gather(*(play_with_bot(s) for s in players))
-            tally = await barrage(p, users[0], table_id, int(1_200 * SCALE), seed=1)
+            frames = int(1_200 * SCALE)
+            tally = await barrage(p, users[0], table_id, frames, seed=1)
             await asyncio.wait_for(game, 120)
             assert all(s.ended for s in players)
             assert (await p.http.get("/healthz")).json()["ok"]
             for s in players:
                 await s.close()
             print(f"\nwebsocket barrage: {sum(tally.values())} answers {tally}")
+            fuzz_tally.add("websocket_hostile_frames", frames)
             assert {"bad_frame", "bad_command", "too_large", "not_your_seat", "pong"} <= set(tally)
             await _no_socket_left(p)
 
