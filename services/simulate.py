@@ -66,8 +66,9 @@ async def simulate(
     reports what was done by then. With ``think_s`` each decision is sent after a pause
     drawn uniformly from half to one and a half times it (players at a human pace; latency is
     timed from the send), and so is each hand's start, as players take a moment between
-    hands: paced tables open spread over a second, not all in the same poll. ``seed`` is accepted for older callers and unused: bots
-    decide deterministically from their views and the table service shuffles each hand.
+    hands: paced tables open spread over a second, not all in the same poll. ``seed`` is
+    accepted for older callers and unused: bots decide deterministically from their views and
+    the table service shuffles each hand.
     """
     del seed
     players = [make_bot(name) for name in bots]

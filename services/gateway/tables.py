@@ -2,11 +2,15 @@
 
 The gateway follows ``table.events`` and ``table.replies`` (every partition: any client may
 connect to any gateway). It keeps in memory only the tables someone watches: their current
-hand's events and ``HandState``. A table is loaded when its first client arrives: its head
-(``table.heads``) says where the current hand starts, and the tail from there is folded with
-``services.rules.state.apply``, as the table and clock services do on recovery. From then
-on the follower's records are folded too, each offset once (records older than the load's
-end are skipped). Seat views come only from ``services.rules.view.seat_view`` (RULES.md §10).
+hand's events and ``HandState``. A table is loaded when its first client arrives: where its
+current hand starts comes from the follower (which notes every ``hand_started`` it passes)
+or else from ``table.heads``, and the tail from there is folded with
+``services.rules.state.apply``, as the table and clock services do on recovery. Loading
+reads the log without holding the follower's lock, so a table being loaded never holds up
+the broadcasts of the others; before the table joins the watched ones it folds whatever the
+follower passed meanwhile. From then on the follower's records are folded too, each offset
+once (records older than the load's end are skipped). Seat views come only from
+``services.rules.view.seat_view`` (RULES.md §10).
 
 Every ``hand_ended`` (of any table, watched or not) also goes to ``on_hand_ended``: the
 players' hand history. Who played a hand is learnt from its ``hand_started``.
@@ -26,7 +30,7 @@ import msgspec
 
 from schemas import events as ev
 from schemas.table import CommandRejected, ReplyEnvelope, TableHead, decode_event
-from services.rules.state import HandState, ReplayError, apply, replay
+from services.rules.state import HandState, ReplayError, apply
 from services.runtime.log import EventLog, Record, partition_for, read_through
 from services.runtime.topics import TABLE_EVENTS, TABLE_HEADS, TABLE_REPLIES
 
@@ -87,6 +91,8 @@ class TableWatcher:
         self.partitions = 0
         self.lock = asyncio.Lock()
         self.folded = 0
+        self.followed: dict[int, int] = {}  # partition -> the next offset the follower folds
+        self.starts: OrderedDict[str, int] = OrderedDict()  # table -> its latest hand's offset
 
     async def start(self) -> None:
         self.partitions = await self.log.partition_count(TABLE_EVENTS)
@@ -98,13 +104,11 @@ class TableWatcher:
 
     async def watch(self, table_id: str, listener: Listener) -> Watched:
         """The table, loaded if needed, with ``listener`` told of every change."""
-        async with self.lock:
-            w = self.tables.get(table_id)
-            if w is None or w.broken:
-                w = await self._load(table_id)
-                self.tables[table_id] = w
-            w.listeners.add(listener)
-            return w
+        w = self.tables.get(table_id)
+        if w is None or w.broken:
+            w = await self._install(table_id, keep_empty=True)
+        w.listeners.add(listener)
+        return w
 
     def unwatch(self, table_id: str, listener: Listener) -> None:
         w = self.tables.get(table_id)
@@ -115,14 +119,11 @@ class TableWatcher:
 
     async def peek(self, table_id: str) -> Watched:
         """The table's current hand without watching it (loaded for the call if needed)."""
-        async with self.lock:
-            w = self.tables.get(table_id)
-            if w is None:
-                w = await self._load(table_id)
-                w.idle_since = time.monotonic()
-                if w.state is not None:  # a table without a hand is not worth keeping
-                    self.tables[table_id] = w
-            return w
+        w = self.tables.get(table_id)
+        if w is None:
+            # A table without a hand is not worth keeping (an unknown id, say).
+            w = await self._install(table_id, keep_empty=False)
+        return w
 
     def drop_idle(self, now: float | None = None) -> int:
         """Forget tables nobody has watched for ``IDLE_DROP_S``."""
@@ -136,39 +137,70 @@ class TableWatcher:
             del self.tables[t]
         return len(idle)
 
+    async def _install(self, table_id: str, keep_empty: bool) -> Watched:
+        """Load the table and make it a watched one, caught up with the follower; a table
+        someone else installed meanwhile wins (a broken one is replaced, its listeners kept)."""
+        w = await self._load(table_id)
+        while True:
+            async with self.lock:  # the follower folds nothing while this runs
+                current = self.tables.get(table_id)
+                if current is not None and not current.broken:
+                    return current
+                target = self.followed.get(w.partition, 0)
+                if target <= w.position:
+                    w.idle_since = time.monotonic()
+                    if current is not None:
+                        w.listeners |= current.listeners
+                    if w.state is not None or keep_empty or current is not None:
+                        self.tables[table_id] = w
+                    return w
+            # The follower passed records of this table while it loaded: fold them first.
+            await self._fold_tail(w, w.position, target)
+
     async def _load(self, table_id: str) -> Watched:
-        """The table's current hand from its head and the log's tail (under the lock)."""
+        """The table's current hand from where it starts up to the log's end (no lock held)."""
         p = self.partition_of(table_id)
-        # The end first, then the head: a hand started before the end has its head (written
-        # in the same transaction) visible by then; one started after is the follower's.
+        # The end first, then the start: a hand started before the end has its head (written
+        # in the same transaction) visible by then; one started after is folded later.
         end = await self.log.end_offset(TABLE_EVENTS, p)
-        head: TableHead | None = None
-        async for r in read_through(self.log, TABLE_HEADS, p, 0):
-            if r.key == table_id:
-                head = msgspec.json.decode(r.value, type=TableHead)
+        start = self.starts.get(table_id)
+        if start is None:
+            async for r in read_through(self.log, TABLE_HEADS, p, 0):
+                if r.key == table_id:
+                    start = msgspec.json.decode(r.value, type=TableHead).start_offset
         w = Watched(table_id, p, position=end)
-        if head is None:
-            return w
-        events: list[ev.Event] = []
-        async for r in read_through(self.log, TABLE_EVENTS, p, head.start_offset, end):
-            if r.key != table_id:
+        if start is not None:
+            await self._fold_tail(w, start, end)
+        return w
+
+    async def _fold_tail(self, w: Watched, start: int, end: int) -> None:
+        """Fold the table's records in ``[start, end)`` of its partition (read, not followed)."""
+        async for r in read_through(self.log, TABLE_EVENTS, w.partition, start, end):
+            if r.key != w.table_id or w.broken:
                 continue
             e = decode_event(r.value)
-            if e.hand_id == head.hand_id:
-                events.append(e)
-        if not events:
-            return w  # the head's hand starts after ``end``: the follower brings it
+            if isinstance(e, ev.HandStarted):
+                self._remember(
+                    e.hand_id, HandStart(w.table_id, w.partition, r.offset, tuple(e.seats))
+                )
+            self._fold(w, e)
+        w.position = max(w.position, end)
+
+    def _fold(self, w: Watched, e: ev.Event) -> bool:
+        """Fold one event of the table; whether it changed what its watchers see."""
         try:
-            w.state, w.events = replay(events), events
+            if isinstance(e, ev.HandStarted):
+                if w.state is not None and w.state.hand_id != e.hand_id:
+                    w.last_hand = (w.state, w.events)
+                w.state, w.events = HandState(), []
+            elif w.state is None or e.hand_id != w.state.hand_id:
+                return False  # the end of a hand before the one loaded
+            apply(w.state, e)
+            w.events.append(e)
         except ReplayError:
-            log.exception("table %s: its hand log does not replay", table_id)
+            log.exception("table %s: event %d does not fit; reloading", w.table_id, e.seq)
             w.broken = True
-        if events and isinstance(events[0], ev.HandStarted):
-            self._remember(
-                events[0].hand_id,
-                HandStart(table_id, p, head.start_offset, tuple(events[0].seats)),
-            )
-        return w
+        return True
 
     # --- following -------------------------------------------------------------------------
 
@@ -197,6 +229,7 @@ class TableWatcher:
     def _event(
         self, r: Record, touched: set[str], ended: list[tuple[HandStart, ev.HandEnded]]
     ) -> None:
+        self.followed[r.partition] = r.offset + 1
         w = self.tables.get(r.key)
         value = r.value
         starts = b'"type":"hand_started"' in value
@@ -212,6 +245,10 @@ class TableWatcher:
             return
         if isinstance(e, ev.HandStarted):
             self._remember(e.hand_id, HandStart(e.table_id, r.partition, r.offset, tuple(e.seats)))
+            self.starts[e.table_id] = r.offset
+            self.starts.move_to_end(e.table_id)
+            while len(self.starts) > HAND_INDEX:
+                self.starts.popitem(last=False)
         elif isinstance(e, ev.HandEnded):
             start = self.hand_starts.get(e.hand_id)
             if start is not None:
@@ -220,22 +257,8 @@ class TableWatcher:
             return
         w.position = r.offset + 1
         self.folded += 1
-        try:
-            if isinstance(e, ev.HandStarted):
-                if w.state is not None and w.state.hand_id != e.hand_id:
-                    w.last_hand = (w.state, w.events)
-                w.state, w.events = HandState(), []
-                apply(w.state, e)
-                w.events.append(e)
-            elif w.state is not None and e.hand_id == w.state.hand_id:
-                apply(w.state, e)
-                w.events.append(e)
-            else:
-                return
-        except ReplayError:
-            log.exception("table %s: event %d does not fit; reloading", w.table_id, e.seq)
-            w.broken = True
-        touched.add(w.table_id)
+        if self._fold(w, e):
+            touched.add(w.table_id)
 
     def _reply(self, r: Record) -> None:
         w = self.tables.get(r.key)
@@ -256,12 +279,9 @@ class TableWatcher:
 
     async def reload_broken(self) -> None:
         """Load again the tables whose log did not fold (a gap, say)."""
-        async with self.lock:
-            for table_id, w in list(self.tables.items()):
-                if w.broken:
-                    fresh = await self._load(table_id)
-                    fresh.listeners = w.listeners
-                    self.tables[table_id] = fresh
+        for table_id, w in list(self.tables.items()):
+            if w.broken:
+                await self._install(table_id, keep_empty=True)
         for w in self.tables.values():
             for listener in list(w.listeners):
                 listener.table_changed()
