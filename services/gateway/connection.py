@@ -85,7 +85,7 @@ class Connection:
         self.lobby_dirty = False
         self.hand_id: str | None = None
         self.sent = 0  # events of ``hand_id`` the client holds (seq 1..sent)
-        self.hidden: set[int] = set()  # seqs it holds as ``hidden``
+        self.hidden: set[int] = set()  # seqs it holds hidden or in part (exchange_resolved)
         self.names: dict[str, str] = {}
         self.closed = False
         self.prefix = ""
@@ -212,7 +212,7 @@ class Connection:
         self.sent = max(0, min(last_seq, len(events)))
         seat = self.seat()
         for i in range(self.sent):
-            if isinstance(seen(events[: i + 1], i, seat, False), proto.HiddenEvent):
+            if seen(events[: i + 1], i, seat, False) is not events[i]:
                 self.hidden.add(i + 1)
 
     # --- listening (called by the watchers) ---------------------------------------------------
@@ -332,15 +332,17 @@ class Connection:
         frames: list[msgspec.Struct] = []
         over = hand_over(events)
         out: list[proto.SeenEvent] = []
+        # ``seen`` returns the event itself when the seat may see all of it; anything else
+        # (hidden, or an exchange with others' tiles left out) is sent again once it is whole.
         for s in sorted(self.hidden):
             item = seen(events, s - 1, seat, over)
-            if not isinstance(item, proto.HiddenEvent):
+            if item is events[s - 1]:
                 out.append(item)
                 self.hidden.discard(s)
         for i in range(self.sent, len(events)):
             item = seen(events, i, seat, over)
-            if isinstance(item, proto.HiddenEvent):
-                self.hidden.add(item.seq)
+            if item is not events[i]:
+                self.hidden.add(events[i].seq)
             out.append(item)
         self.sent = len(events)
         if out:

@@ -20,6 +20,14 @@ def test_four_clients_play_a_hand_through_the_gateway(tmp_path: Path) -> None:
                 assert s.view is not None
                 view = s.view["view"]
                 assert view["players"][view["seat"]]["player"] == u.id
+            # After the end every event is public, and each client holds all of it: what it
+            # held hidden or in part (another seat's exchange) was sent again whole.
+            whole = await connect(p, users[0], table_id)
+            await whole.until(lambda x: x.view is not None and bool(x.events))
+            for s in sockets:
+                assert s.events == whole.events
+                assert all(e["type"] != "hidden" for e in s.events.values())
+            for s in (*sockets, whole):
                 await s.close()
 
     asyncio.run(go())

@@ -217,6 +217,7 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
                         "tiles_dealt",
                         "wall_built",
                         "exchange_chosen",
+                        "exchange_resolved",
                         "missing_suit_declared",
                         "tile_drawn",
                         "claim_declared",
