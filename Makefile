@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SHARED ?= ../shared
 
-.PHONY: test lint typecheck unit integration conformance bench run schemas clean browser browser-deps
+.PHONY: test lint typecheck unit integration conformance bench load run schemas clean browser browser-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,21 @@ conformance: $(STAMP)
 ## bench: speed figures (rules engine vs the `mahjong` package); writes bench-results.json and docs/benchmarks.md
 bench: $(STAMP)
 	$(PY) -m tests.bench.run --json bench-results.json --markdown docs/benchmarks.md
+
+## soak: the soak with faults (issue 10): 30 minutes of rated, Quick Play and computer tables
+## through the gateway while a random service is killed (-9) every minute, the broker and
+## PostgreSQL restarted once each; then audit, seq, recompute and Quick Play checks. Its own
+## broker (SOAK_KAFKA_PORT, 29092) and database (SOAK_PG_PORT, 25432); writes soak-results.json
+.PHONY: soak
+SOAK_MINUTES ?= 30
+soak: $(STAMP)
+	$(PY) -m tests.soak.soak --minutes $(SOAK_MINUTES) --kill-every 60 --json soak-results.json \
+		--kafka-port $${SOAK_KAFKA_PORT:-29092} --pg-port $${SOAK_PG_PORT:-25432}
+
+## load: the load test through the gateway (tests/bench/load.py): 100, 500 and 1,000 tables on
+## the distributed mode, its own fresh broker and database; writes load-results.json
+load: $(STAMP)
+	$(PY) -m tests.bench.load
 
 ## schemas: regenerate the published JSON Schema files from the msgspec types
 schemas: $(STAMP)
