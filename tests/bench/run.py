@@ -31,6 +31,9 @@ TARGETS = {
     "selfplay_normal_hands_per_s": (">=", 300),
     "strong_normal_easy_separated": (">=", 1),
     "passed": (">=", 1),  # the soak
+    "load_100_tables.p99_ms": ("<=", 100),
+    "load_500_tables.p99_ms": ("<=", 100),
+    "load_1000_tables.p99_ms": ("<=", 100),
 }
 
 SECTIONS = {
