@@ -61,6 +61,8 @@ class Watched:
     idle_since: float = 0.0
     broken: bool = False
     last_hand: tuple[HandState, list[ev.Event]] | None = None  # the hand before this one
+    # While a load catches up with the follower: what the follower passed meanwhile, in order.
+    pending: list[tuple[int, ev.Event]] | None = None
 
     @property
     def hand_id(self) -> str | None:
@@ -139,23 +141,41 @@ class TableWatcher:
 
     async def _install(self, table_id: str, keep_empty: bool) -> Watched:
         """Load the table and make it a watched one, caught up with the follower; a table
-        someone else installed meanwhile wins (a broken one is replaced, its listeners kept)."""
+        someone else installed meanwhile wins (a broken one is replaced, its listeners kept).
+
+        When the follower passed the load's end meanwhile, the table joins at once with its
+        follower records held back (``pending``), the gap is read, then the held records are
+        folded: one read, however busy the partition."""
         w = await self._load(table_id)
-        while True:
-            async with self.lock:  # the follower folds nothing while this runs
-                current = self.tables.get(table_id)
-                if current is not None and not current.broken:
-                    return current
-                target = self.followed.get(w.partition, 0)
-                if target <= w.position:
-                    w.idle_since = time.monotonic()
-                    if current is not None:
-                        w.listeners |= current.listeners
-                    if w.state is not None or keep_empty or current is not None:
-                        self.tables[table_id] = w
-                    return w
-            # The follower passed records of this table while it loaded: fold them first.
+        async with self.lock:  # the follower folds nothing while this runs
+            current = self.tables.get(table_id)
+            if current is not None and not current.broken:
+                return current
+            w.idle_since = time.monotonic()
+            if current is not None:
+                w.listeners |= current.listeners
+            target = self.followed.get(w.partition, 0)
+            if target <= w.position:
+                if w.state is not None or keep_empty or current is not None:
+                    self.tables[table_id] = w
+                return w
+            w.pending = []
+            self.tables[table_id] = w
+        try:
             await self._fold_tail(w, w.position, target)
+        except BaseException:
+            w.broken, w.pending = True, None  # reload_broken loads it again
+            raise
+        async with self.lock:
+            held, w.pending = w.pending or [], None
+            for offset, e in held:
+                w.position = offset + 1
+                self._fold(w, e)
+            if w.state is None and not keep_empty and not w.listeners:
+                self.tables.pop(table_id, None)
+        for listener in list(w.listeners):
+            listener.table_changed()
+        return w
 
     async def _load(self, table_id: str) -> Watched:
         """The table's current hand from where it starts up to the log's end (no lock held)."""
@@ -254,6 +274,9 @@ class TableWatcher:
             if start is not None:
                 ended.append((start, e))
         if w is None:
+            return
+        if w.pending is not None:
+            w.pending.append((r.offset, e))  # past the gap its load reads: folded after it
             return
         w.position = r.offset + 1
         self.folded += 1
