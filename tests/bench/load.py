@@ -64,14 +64,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import math
 import os
 import queue
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -85,13 +83,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 
 from schemas.views import SeatView
+from tests.cluster_support import cluster_module, free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 KAFKA_SH = ROOT / "deploy" / "kafka" / "kafka.sh"
@@ -964,27 +962,6 @@ def held(row: dict[str, Any]) -> bool:
 
 
 # --- the cluster, the broker, the database --------------------------------------------------------
-
-
-def cluster_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mahjong_cluster", ROOT / "deploy" / "cluster.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-def free_ports(n: int) -> list[int]:
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def make_cluster(

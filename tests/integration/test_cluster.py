@@ -13,16 +13,13 @@ after it left its consumer group.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import socket
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import asyncpg
@@ -32,6 +29,7 @@ import pytest
 from services.runtime.kafka import KafkaLog
 from services.runtime.ops import scrape
 from services.runtime.topics import LOBBY_EVENTS
+from tests.cluster_support import cluster_module, free_ports
 from tests.service.gateway_harness import Socket, User, connect, play_with_bot
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kafka")]
@@ -40,27 +38,6 @@ ROOT = Path(__file__).resolve().parents[2]
 STOP_TIMEOUT_S = 30.0
 READY_TIMEOUT_S = 120.0
 CONSUMER_GROUP_SERVICES = ("table", "clock", "bots", "matchmaking")
-
-
-def _cluster_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mahjong_cluster", ROOT / "deploy" / "cluster.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def total(text: str, name: str, **labels: str) -> float:
@@ -233,10 +210,10 @@ async def _drop_schema(dsn: str, schema: str) -> None:
 
 @pytest.fixture
 def cluster(kafka_bootstrap: str, postgres_dsn: str, tmp_path: Path) -> Iterator[Any]:
-    mod = _cluster_module()
+    mod = cluster_module()
     schema = f"rating_cluster_{uuid.uuid4().hex[:8]}"  # its position starts at offset 0
     names = list(mod.SERVICES)
-    ports = dict(zip(names, _free_ports(len(names)), strict=True))
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
     cl = mod.Cluster(
         root=tmp_path / "cluster",
         kafka=kafka_bootstrap,

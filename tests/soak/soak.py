@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import itertools
 import json
 import os
@@ -47,7 +46,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -55,7 +53,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import httpx
@@ -66,6 +63,7 @@ from services.bots import make_bot
 from services.runtime.kafka import KafkaLog
 from services.runtime.ops import scrape
 from services.runtime.topics import LOBBY_EVENTS, RATING_RESULTS, TABLE_EVENTS
+from tests.cluster_support import cluster_module, free_ports
 from tests.service.gateway_harness import seat_view
 
 REPO = Path(__file__).resolve().parents[2]
@@ -169,28 +167,6 @@ class Servers:
         if remove_data:
             shutil.rmtree(self.kafka_dir, ignore_errors=True)
             shutil.rmtree(self.pg_dir, ignore_errors=True)
-
-
-def cluster_module() -> ModuleType:
-    """``deploy/cluster.py`` (not a package) as a module."""
-    spec = importlib.util.spec_from_file_location("mahjong_cluster", REPO / "deploy" / "cluster.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-def free_ports(n: int) -> list[int]:
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 # --- the players -----------------------------------------------------------------------------
