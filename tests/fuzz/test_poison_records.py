@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 from schemas import lobby as lb
@@ -22,10 +21,10 @@ from schemas.table import CommandEnvelope, StartHand, encode
 from services.matchmaking.service import MatchmakingService
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing
-from services.runtime.topics import MATCH_REQUESTS, TABLE_COMMANDS, TOPICS
+from services.runtime.topics import MATCH_REQUESTS, TABLE_COMMANDS
 from services.table.service import TableService
 from tests.service.lobby_client import answer, refusals, send
-from tests.service.logs import dead_letters, hand_logs
+from tests.service.logs import dead_letters, hand_logs, started
 
 DEEP = b"[" * 5_000 + b"]" * 5_000
 POISON = [
@@ -36,15 +35,8 @@ POISON = [
 ]
 
 
-@contextlib.asynccontextmanager
-async def log_in(directory: Path) -> AsyncIterator[EmbeddedLog]:
-    log = EmbeddedLog(directory)
-    await log.start()
-    await log.create_topics(TOPICS)
-    try:
-        yield log
-    finally:
-        await log.close()
+def log_in(directory: Path) -> contextlib.AbstractAsyncContextManager[EmbeddedLog]:
+    return started(EmbeddedLog(directory))
 
 
 async def _wait(check, limit_s: float = 15) -> None:  # type: ignore[no-untyped-def]

@@ -22,10 +22,10 @@ from services.audit import audit_hands
 from services.rules.state import replay
 from services.runtime.kafka import KafkaLog
 from services.runtime.log import Outgoing
-from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TOPICS
+from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
 from services.simulate import simulate
 from services.table.service import TableService
-from tests.service.logs import assert_exactly_once, dead_letters, hand_logs, replies
+from tests.service.logs import assert_exactly_once, dead_letters, hand_logs, replies, started
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kafka")]
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,15 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 GROUP = "table-service"
 
 
-@contextlib.asynccontextmanager
-async def kafka(bootstrap: str) -> AsyncIterator[KafkaLog]:
-    log = KafkaLog(bootstrap)
-    await log.start()
-    await log.create_topics(TOPICS)
-    try:
-        yield log
-    finally:
-        await log.close()
+def kafka(bootstrap: str) -> contextlib.AbstractAsyncContextManager[KafkaLog]:
+    return started(KafkaLog(bootstrap))
 
 
 @contextlib.asynccontextmanager

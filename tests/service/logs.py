@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
+from collections.abc import AsyncIterator
+from typing import TypeVar
 
 import msgspec
 
 from schemas import events as ev
 from schemas.table import DeadLetter, ReplyEnvelope, decode_event
 from services.runtime.log import EventLog, Record
-from services.runtime.topics import TABLE_DLQ, TABLE_EVENTS, TABLE_REPLIES
+from services.runtime.topics import TABLE_DLQ, TABLE_EVENTS, TABLE_REPLIES, TOPICS
+
+LogT = TypeVar("LogT", bound=EventLog)
+
+
+@contextlib.asynccontextmanager
+async def started(log: LogT) -> AsyncIterator[LogT]:
+    """``log`` started with every topic created, closed afterwards."""
+    await log.start()
+    await log.create_topics(TOPICS)
+    try:
+        yield log
+    finally:
+        await log.close()
 
 
 async def records(log: EventLog, topic: str) -> list[Record]:

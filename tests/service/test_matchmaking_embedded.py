@@ -14,19 +14,12 @@ from schemas import lobby as lb
 from services.matchmaking.lobby import allowed_gap
 from services.matchmaking.service import MatchmakingService
 from services.runtime.embedded import EmbeddedLog
-from services.runtime.topics import TOPICS
 from tests.service.lobby_client import answer, seated_once, send, starts, until
+from tests.service.logs import started
 
 
-@contextlib.asynccontextmanager
-async def opened(directory: Path) -> AsyncIterator[EmbeddedLog]:
-    log = EmbeddedLog(directory)
-    await log.start()
-    await log.create_topics(TOPICS)
-    try:
-        yield log
-    finally:
-        await log.close()
+def opened(directory: Path) -> contextlib.AbstractAsyncContextManager[EmbeddedLog]:
+    return started(EmbeddedLog(directory))
 
 
 _REAL0 = time.monotonic()
