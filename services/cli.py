@@ -226,45 +226,72 @@ def _serve(args: argparse.Namespace, name: str, make: Callable[[EventLog], Any])
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Every service built so far, in this process, on the selected log."""
+    """Every service built so far, in this process, on the selected log.
+
+    Before anything starts, the process binds its HTTP port and locks its data directory
+    (``services.runtime.datadir``); when either is taken it exits at once, having changed
+    nothing."""
+    from services.gateway.cli import listening_socket
+    from services.rating.store import postgres_dsn
+    from services.runtime.config import DEFAULT_DATA, uses_embedded_log
+    from services.runtime.datadir import DataDirInUse, lock_data_dir
+
+    data = args.data or DEFAULT_DATA
+    try:
+        sock = listening_socket(args.host, args.port)
+    except OSError as exc:
+        print(f"mahjong-planet: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        # The data directory holds the embedded log, and the accounts and ratings in SQLite
+        # when no PostgreSQL is configured: one process at a time.
+        held = None
+        if uses_embedded_log(args) or postgres_dsn(None) is None:
+            held = lock_data_dir(data)
+    except DataDirInUse as exc:
+        sock.close()
+        print(f"mahjong-planet: {exc}", file=sys.stderr)
+        return 1
+    try:
+        asyncio.run(_run_all(args, data, sock))
+    finally:
+        if held is not None:
+            held.release()
+    return 0
+
+
+async def _run_all(args: argparse.Namespace, data: str, sock: Any) -> None:
     from services.bots.service import BotService
     from services.clock.service import ClockService
     from services.gateway.cli import gateway_for
     from services.matchmaking.service import MatchmakingService
     from services.rating.service import RatingService
     from services.rating.store import open_store, postgres_dsn
-    from services.runtime.config import DEFAULT_DATA
     from services.runtime.ops import run_service
     from services.table.service import TableService
 
-    async def go() -> None:
-        store = open_store(
-            postgres_dsn(getattr(args, "postgres", None)), args.data or DEFAULT_DATA, "rating"
+    store = open_store(postgres_dsn(getattr(args, "postgres", None)), data, "rating")
+    await store.start()
+    async with opened_log(args) as event_log:
+        stop = _stop_on_signals()
+        services = {
+            "table": TableService(event_log),
+            "clock": ClockService(event_log),
+            "matchmaking": MatchmakingService(event_log),
+            "bots": BotService(event_log),
+            "rating": RatingService(event_log, store),
+            "gateway": gateway_for(event_log, args, sock),
+        }
+        print(
+            f"mahjong-planet: {', '.join(services)} running (Ctrl-C stops them)",
+            file=sys.stderr,
         )
-        await store.start()
-        async with opened_log(args) as event_log:
-            stop = _stop_on_signals()
-            services = {
-                "table": TableService(event_log),
-                "clock": ClockService(event_log),
-                "matchmaking": MatchmakingService(event_log),
-                "bots": BotService(event_log),
-                "rating": RatingService(event_log, store),
-                "gateway": gateway_for(event_log, args),
-            }
-            print(
-                f"mahjong-planet: {', '.join(services)} running (Ctrl-C stops them)",
-                file=sys.stderr,
+        try:
+            await asyncio.gather(
+                *(run_service(name, service, stop) for name, service in services.items())
             )
-            try:
-                await asyncio.gather(
-                    *(run_service(name, service, stop) for name, service in services.items())
-                )
-            finally:
-                await store.close()
-
-    asyncio.run(go())
-    return 0
+        finally:
+            await store.close()
 
 
 def cmd_matchmaking(args: argparse.Namespace) -> int:

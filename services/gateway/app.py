@@ -57,8 +57,10 @@ class Gateway:
         event_log: EventLog,
         config: GatewayConfig,
         account_store: AccountStore | None = None,
+        listen: socket.socket | None = None,
     ) -> None:
         self.log = event_log
+        self.listen = listen  # bound and listening already (``mahjong-planet run``)
         self.config = config
         store = account_store or open_account_store(config.postgres_dsn, config.data_dir)
         self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s)
@@ -205,6 +207,7 @@ class Gateway:
                 lifespan="off",
             )
         )
+        sock = sock or self.listen
         if sock is None:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

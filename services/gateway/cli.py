@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import logging
 import signal
+import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,27 @@ def add_gateway_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def gateway_for(event_log: EventLog, args: argparse.Namespace) -> Any:
-    """A ``Gateway`` configured from the options and the environment."""
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The gateway's socket, bound and listening, so a taken port fails before any service
+    starts (``OSError``: the address is in use, or not this machine's)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        # Listening at once: two sockets with SO_REUSEADDR may both bind a port nobody
+        # listens on yet.
+        sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def gateway_for(
+    event_log: EventLog, args: argparse.Namespace, sock: socket.socket | None = None
+) -> Any:
+    """A ``Gateway`` configured from the options and the environment (serving on ``sock``
+    when given, else binding ``--host``/``--port`` when it starts)."""
     from services.gateway.app import Gateway
 
     config = GatewayConfig.from_env(
@@ -41,7 +62,7 @@ def gateway_for(event_log: EventLog, args: argparse.Namespace) -> Any:
         trusted_proxies=frozenset(args.trust_proxy or ()),
     )
     logging.getLogger("mahjong.gateway").info("web client at http://%s:%d/", args.host, args.port)
-    return Gateway(event_log, config)
+    return Gateway(event_log, config, listen=sock)
 
 
 def cmd_gateway(args: argparse.Namespace) -> int:
@@ -55,8 +76,13 @@ def cmd_gateway(args: argparse.Namespace) -> int:
         from services.runtime.ops import run_service
 
         async with opened_log(args) as event_log:
-            await run_service("gateway", gateway_for(event_log, args), stop)
+            await run_service("gateway", gateway_for(event_log, args, sock), stop)
 
+    try:
+        sock = listening_socket(args.host, args.port)
+    except OSError as exc:
+        print(f"mahjong-planet: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
     asyncio.run(go())
     return 0
 

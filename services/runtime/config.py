@@ -30,9 +30,18 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _bootstrap(args: argparse.Namespace) -> str | None:
+    return args.kafka or (None if args.data else os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
+
+
+def uses_embedded_log(args: argparse.Namespace) -> bool:
+    """Whether the options select the embedded log (in ``--data``) rather than Kafka."""
+    return not _bootstrap(args)
+
+
 def open_log(args: argparse.Namespace) -> EventLog:
     """The log the options select; Kafka when ``--kafka`` or the environment names a broker."""
-    bootstrap = args.kafka or (None if args.data else os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
+    bootstrap = _bootstrap(args)
     if bootstrap:
         from services.runtime.kafka import KafkaLog
 
