@@ -117,9 +117,10 @@ class MatchmakingService:
             self.lobby = before
             if not self.owned:
                 return
-            log.exception("transaction failed; rebuilding the lobby from the log")
+            # The processor gives the lobby's partition back (``_revoked``) and, once it is
+            # settled and this member's again, rebuilds it (``_assigned``).
+            log.exception("transaction failed; giving the lobby back to rebuild it from the log")
             await processor.rewind(0)
-            await self._recover()
 
     def _decide(self, txn: Transaction, record: Record, out: list[Outgoing]) -> None:
         self.requests_handled += 1

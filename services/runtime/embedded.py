@@ -294,7 +294,10 @@ class EmbeddedProcessor:
         return out
 
     async def rewind(self, partition: int) -> None:
+        # The only member: the partition comes straight back, rebuilt from the log.
+        await self.on_revoke({partition})
         self._positions[partition] = self.log.committed(self.group, self.topic, partition)
+        await self.on_assign({partition})
 
     def seek(self, partition: int, offset: int) -> None:
         self._positions[partition] = offset

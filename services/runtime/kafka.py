@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 
@@ -32,6 +33,13 @@ from services.runtime.log import (
 log = logging.getLogger("mahjong.kafka")
 
 COMMIT_TIMEOUT_S = 30.0
+SESSION_TIMEOUT_MS = 10_000
+TAKE_OVER_WITHIN_S = SESSION_TIMEOUT_MS / 1000 * 0.8
+"""How long after an assignment a member may still initialise the partitions' producers.
+
+The member sends no heartbeats during the rebalance callback, so after a session timeout
+the group may have handed the partitions to someone else; initialising their ids then
+would fence the new owner (a member paused mid-callback by SIGSTOP did exactly that)."""
 
 
 def _record(r: object) -> Record:
@@ -223,7 +231,7 @@ class KafkaProcessor:
             # A killed member is noticed after this. 6 s (the broker's minimum) proved too
             # short on a busy 2-core machine: a starved member was evicted mid-run, and the
             # rebalance stalled its tables for seconds.
-            session_timeout_ms=10000,
+            session_timeout_ms=SESSION_TIMEOUT_MS,
             heartbeat_interval_ms=2000,
         )
         self.consumer.subscribe([self.topic], listener=_Listener(self))
@@ -245,7 +253,22 @@ class KafkaProcessor:
         # Only the settling runs inside the rebalance callback. The rebuild can take seconds
         # (the tails of every active hand) and the member sends no heartbeats during the
         # callback: run there, it got the member evicted and the group rebalanced forever.
-        fresh = {p: await self._producer(p) for p in sorted(partitions - set(self.producers))}
+        began = time.monotonic()
+        fresh: dict[int, AIOKafkaProducer] = {}
+        for p in sorted(partitions - set(self.producers)):
+            if time.monotonic() - began > TAKE_OVER_WITHIN_S:
+                log.warning(
+                    "taking partitions %s over took longer than %.0f s (paused or starved): "
+                    "they may belong to another member by now; rejoining the group instead",
+                    sorted(partitions),
+                    TAKE_OVER_WITHIN_S,
+                )
+                for producer in fresh.values():
+                    with contextlib.suppress(Exception):
+                        await producer.stop()
+                self._rejoin()
+                return
+            fresh[p] = await self._producer(p)
         self._pending.update(fresh)
         self._rebuilding = asyncio.create_task(self._rebuild(partitions))
 
@@ -254,9 +277,7 @@ class KafkaProcessor:
             await self.on_assign(partitions)
         except Exception:
             log.exception("rebuilding partitions %s failed; leaving the group to retry", partitions)
-            if self.consumer is not None:
-                self.consumer.unsubscribe()
-                self.consumer.subscribe([self.topic], listener=_Listener(self))
+            self._rejoin()
             return
         ready = {p: self._pending.pop(p) for p in sorted(partitions) if p in self._pending}
         self.producers.update(ready)
@@ -298,23 +319,41 @@ class KafkaProcessor:
         return out
 
     async def rewind(self, partition: int) -> None:
-        """After a failed transaction: settle it, then go back to the committed position.
+        """After a failed transaction: give the partition back and rejoin the group.
 
-        Whether a failed commit took effect is unknown here. A new producer with the same
-        transactional id completes or aborts it before it is ready, so the log and the
-        group position read afterwards are settled and agree with each other.
+        Whether a failed commit took effect is unknown here, and so is whether this member
+        still owns the partition: a member paused past its session (SIGSTOP, a long GC, a
+        frozen VM) wakes up to find its producer fenced by the partition's new owner. Taking
+        the transactional id again here would fence that owner in turn, so the id is only
+        ever initialised by ``_assign``, for a partition the group coordinator has just
+        handed out. The service drops the partition's state now; when the rejoin gives the
+        partition back (to this member or another), the new producer settles the failed
+        transaction and the service rebuilds from the settled log: recovery after a failed
+        transaction is the rebalance's rebuild, so the two never run at once.
         """
-        assert self.consumer is not None
         async with self._lock(partition):
             old = self.producers.pop(partition, None)
             if old is None:
-                return
+                return  # revoked meanwhile: the rebalance already handled it
+            # No await between the pop and the revocation: nothing can re-assign the
+            # partition in between and have its fresh state dropped.
+            await self.on_revoke({partition})
             with contextlib.suppress(Exception):
                 await old.stop()
-            self.producers[partition] = await self._producer(partition)
-        tp = TopicPartition(self.topic, partition)
-        committed = await self.consumer.committed(tp)
-        self.consumer.seek(tp, committed or 0)
+        log.warning(
+            "gave partition %d back after a failed transaction; rejoining the group",
+            partition,
+            extra={"partition": partition, "topic": self.topic},
+        )
+        self._rejoin()
+
+    def _rejoin(self) -> None:
+        """Join the group again: every partition is revoked, then assigned afresh."""
+        if self.consumer is not None:
+            # A new subscription to the same topic makes the coordinator rejoin: it revokes
+            # the current assignment through the listener first (a member the group already
+            # evicted joins as a new one).
+            self.consumer.subscribe([self.topic], listener=_Listener(self))
 
     def seek(self, partition: int, offset: int) -> None:
         assert self.consumer is not None

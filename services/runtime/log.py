@@ -116,7 +116,13 @@ class Processor(Protocol):
     ) -> AbstractAsyncContextManager[Transaction]: ...
 
     async def rewind(self, partition: int) -> None:
-        """Go back to the last committed position (after a failed transaction)."""
+        """After a failed transaction: the partition's state is rebuilt from the log and
+        reading resumes at the last committed position.
+
+        The processor does it through the assignment callbacks: ``on_revoke`` drops the
+        partition's state at once, and ``on_assign`` rebuilds it once the partition is this
+        member's again (on Kafka, after rejoining the group; it may go to another member
+        instead). Until then ``assignment()`` leaves the partition out."""
         ...
 
     def seek(self, partition: int, offset: int) -> None:

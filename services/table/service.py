@@ -161,11 +161,12 @@ class TableService:
             if partition not in processor.assignment():
                 log.info("partition %d was revoked during its transaction", partition)
                 return False
-            # The transaction may not have committed: memory may be ahead of the log. Settle
-            # it, rebuild the partition's tables from the log, read the commands again.
-            log.exception("transaction failed; recovering partition %d", partition)
+            # The transaction may not have committed: memory may be ahead of the log. The
+            # processor drops the partition (``_revoked``) and hands it back through
+            # ``_assigned`` once it is settled, rebuilt from the log; the commands are then
+            # read again. (A fenced member never gets it back: it rejoins the group.)
+            log.exception("transaction failed; giving partition %d back", partition)
             await processor.rewind(partition)
-            await self._recover(partition)
             return False
         TRANSACTIONS.labels("committed").inc()
         elapsed = time.perf_counter() - began
@@ -407,16 +408,24 @@ class TableService:
         for table_id in [t for t, x in self.tables.items() if x.partition in partitions]:
             del self.tables[table_id]
 
+    def _install(self, partition: int, tables: dict[str, Table]) -> None:
+        for table_id in [t for t, x in self.tables.items() if x.partition == partition]:
+            del self.tables[table_id]
+        self.tables.update(tables)
+
     async def _recover(self, partition: int) -> None:
         """Rebuild the partition's tables: heads first, then the tail of active hands."""
         await self._revoked({partition})
+        # Built aside and installed at the end, with no await in between: whatever happens
+        # to the partition while the log is read, ``self.tables`` never holds half of it.
+        tables: dict[str, Table] = {}
         heads: dict[str, TableHead] = {}
         async for record in read_through(self.log, TABLE_HEADS, partition, 0):
             head = msgspec.json.decode(record.value, type=TableHead)
             heads[head.table_id] = head
         active = {h.table_id: h for h in heads.values() if not h.ended}
         for head in heads.values():
-            self.tables[head.table_id] = Table(
+            tables[head.table_id] = Table(
                 head.table_id,
                 partition,
                 hands_started=head.hands_started,
@@ -426,6 +435,7 @@ class TableService:
                 session_first=head.session_first,
             )
         if not active:
+            self._install(partition, tables)
             return
         logs: dict[str, list[ev.Event]] = {t: [] for t in active}
         start = min(h.start_offset for h in active.values())
@@ -437,7 +447,7 @@ class TableService:
             if event.hand_id == current.hand_id:
                 logs[record.key].append(event)
         for table_id, events in logs.items():
-            table = self.tables[table_id]
+            table = tables[table_id]
             try:
                 table.state = replay(events)
             except ReplayError:
@@ -450,6 +460,7 @@ class TableService:
                 table.broken = True
                 continue
             table.seen = {e.command_id for e in events if e.command_id}
+        self._install(partition, tables)
         log.info(
             "recovered partition %d: %d tables, %d in a hand, from offset %d",
             partition,
