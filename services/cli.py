@@ -216,12 +216,17 @@ def _stop_on_signals() -> asyncio.Event:
 def _serve(args: argparse.Namespace, name: str, make: Callable[[EventLog], Any]) -> int:
     """Run one service (``make`` builds it on the selected log) until SIGTERM or SIGINT."""
     from services.runtime.ops import run_service
+    from services.runtime.position import PositionBeyondEnd, refuse_to_mix
 
     async def go() -> None:
         async with opened_log(args) as event_log:
             await run_service(name, make(event_log), _stop_on_signals(), args)
 
-    asyncio.run(go())
+    try:
+        asyncio.run(go())
+    except PositionBeyondEnd as exc:
+        refuse_to_mix(name, exc)
+        return 1
     return 0
 
 
@@ -252,8 +257,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         sock.close()
         print(f"mahjong-planet: {exc}", file=sys.stderr)
         return 1
+    from services.runtime.position import PositionBeyondEnd, refuse_to_mix
+
     try:
         asyncio.run(_run_all(args, data, sock))
+    except PositionBeyondEnd as exc:
+        refuse_to_mix("mahjong-planet run", exc)
+        return 1
     finally:
         if held is not None:
             held.release()

@@ -17,6 +17,7 @@ from prometheus_client import Counter
 from schemas import lobby as lb
 from services.matchmaking.lobby import Lobby, Table, apply
 from services.runtime.log import EventLog
+from services.runtime.position import PositionBeyondEnd, check_position
 from services.runtime.topics import LOBBY_EVENTS
 
 log = logging.getLogger("mahjong.lobby")
@@ -83,10 +84,12 @@ class LobbyProjection:
             for player in table.seated:
                 self.lobby.at[player] = table.table_id
         self.position = int(position or 0)
-        if self.position > await self.log.end_offset(LOBBY_EVENTS, 0):
-            # The log is shorter than what was projected: it was replaced (a new cluster, a
-            # test broker started empty). Project it again from the start.
-            log.warning("lobby.events ends before position %d; projecting again", self.position)
+        try:
+            await check_position(self.log, LOBBY_EVENTS, 0, self.position, "lobby.position")
+        except PositionBeyondEnd as exc:
+            # Unlike ratings, the lobby list is nothing but a copy of the log's current
+            # tables: with another log, the right list is that log's. Project it again.
+            log.warning("%s (the lobby list is rebuilt from this log)", exc)
             async with self.pool.acquire() as conn, conn.transaction():
                 await conn.execute("DELETE FROM lobby.tables")
                 await conn.execute("DELETE FROM lobby.position")

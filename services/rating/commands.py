@@ -41,7 +41,13 @@ def cmd_rating(args: argparse.Namespace) -> int:
             service = RatingService(event_log, store, topic=args.topic)
             await run_service("rating", service, stop_on_signals(), args)
 
-    asyncio.run(go())
+    from services.runtime.position import PositionBeyondEnd, refuse_to_mix
+
+    try:
+        asyncio.run(go())
+    except PositionBeyondEnd as exc:
+        refuse_to_mix("rating", exc)
+        return 1
     return 0
 
 

@@ -24,6 +24,7 @@ import prometheus_client as prom
 from services.rating.formula import Fold
 from services.rating.store import Batch, FoldedLog, LogFold, RatingStore, RecomputeReport
 from services.runtime.log import EventLog
+from services.runtime.position import check_position
 from services.runtime.topics import RATING_RESULTS
 
 log = logging.getLogger("mahjong.rating")
@@ -66,6 +67,7 @@ class RatingService:
     async def run(self, stop: asyncio.Event) -> None:
         """Apply results until ``stop`` is set; the store must be started."""
         start = await self.store.position(self.topic)
+        await check_position(self.log, self.topic, PARTITION, start.next_offset, "the rating store")
         self.position = start.next_offset
         log.info(
             "rating service started: topic=%s position=%d applied=%d ignored=%d",
