@@ -215,12 +215,25 @@ def _stop_on_signals() -> asyncio.Event:
 
 def _serve(args: argparse.Namespace, name: str, make: Callable[[EventLog], Any]) -> int:
     """Run one service (``make`` builds it on the selected log) until SIGTERM or SIGINT."""
+    from services.runtime.config import open_log
     from services.runtime.ops import run_service
     from services.runtime.position import PositionBeyondEnd, refuse_to_mix
+    from services.runtime.topics import TOPICS
 
     async def go() -> None:
-        async with opened_log(args) as event_log:
-            await run_service(name, make(event_log), _stop_on_signals(), args)
+        # The service and its /readyz come up first; the log is connected in ``prepare``,
+        # which waits (not ready) while the broker is away instead of exiting.
+        event_log = open_log(args, wait=True)
+        service = make(event_log)
+
+        async def prepare() -> None:
+            await event_log.start()
+            await event_log.create_topics(TOPICS)
+
+        try:
+            await run_service(name, service, _stop_on_signals(), args, prepare=prepare)
+        finally:
+            await event_log.close()
 
     try:
         asyncio.run(go())

@@ -9,18 +9,30 @@ nothing twice and loses nothing. Invite codes are never written here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 
 import asyncpg
 from prometheus_client import Counter
 
 from schemas import lobby as lb
 from services.matchmaking.lobby import Lobby, Table, apply
+from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog
 from services.runtime.position import PositionBeyondEnd, check_position
 from services.runtime.topics import LOBBY_EVENTS
 
 log = logging.getLogger("mahjong.lobby")
+
+DATABASE_AWAY = (
+    OSError,
+    TimeoutError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.OperatorInterventionError,
+)
+"""What asyncpg raises while PostgreSQL is down, restarting or unreachable."""
 
 PROJECTED = Counter("mahjong_lobby_projected_events", "lobby.events projected into PostgreSQL")
 
@@ -97,17 +109,37 @@ class LobbyProjection:
 
     async def close(self) -> None:
         if self.pool is not None:
-            await self.pool.close()
+            with contextlib.suppress(Exception):  # a database that went away: nothing to close
+                await asyncio.wait_for(self.pool.close(), 5)
+            self.pool = None
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Project until ``stop`` is set."""
-        await self.start()
-        self.ready.set()
+        """Project until ``stop`` is set. While PostgreSQL is away the projector waits,
+        not ready, and starts again from the stored position when it is back."""
+        backoff = Backoff()
+        said = -60.0
         try:
             while not stop.is_set():
-                if not await self.step():
-                    await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
+                try:
+                    await self.start()
+                    self.ready.set()
+                    backoff.reset()
+                    while not stop.is_set():
+                        if not await self.step():
+                            await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
+                except DATABASE_AWAY as exc:
+                    self.ready.clear()
+                    if time.monotonic() - said >= 60.0:
+                        said = time.monotonic()
+                        log.warning(
+                            "PostgreSQL is away (%s: %s); retrying", type(exc).__name__, exc
+                        )
+                    await self.close()
+                    self.pool, self.lobby = None, Lobby()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), backoff.pause_s())
         finally:
+            self.ready.clear()
             await self.close()
 
     async def step(self, limit: int = 1000) -> int:

@@ -39,22 +39,23 @@ def uses_embedded_log(args: argparse.Namespace) -> bool:
     return not _bootstrap(args)
 
 
-def open_log(args: argparse.Namespace) -> EventLog:
-    """The log the options select; Kafka when ``--kafka`` or the environment names a broker."""
+def open_log(args: argparse.Namespace, *, wait: bool = False) -> EventLog:
+    """The log the options select; Kafka when ``--kafka`` or the environment names a broker
+    (``wait``: a service, which waits for a broker that is away instead of exiting)."""
     bootstrap = _bootstrap(args)
     if bootstrap:
         from services.runtime.kafka import KafkaLog
 
-        return KafkaLog(bootstrap)
+        return KafkaLog(bootstrap, wait_for_broker=wait)
     from services.runtime.embedded import EmbeddedLog
 
     return EmbeddedLog(args.data or DEFAULT_DATA)
 
 
 @asynccontextmanager
-async def opened_log(args: argparse.Namespace) -> AsyncIterator[EventLog]:
+async def opened_log(args: argparse.Namespace, *, wait: bool = False) -> AsyncIterator[EventLog]:
     """The selected log, started, with every topic created; closed on the way out."""
-    event_log = open_log(args)
+    event_log = open_log(args, wait=wait)
     await event_log.start()
     try:
         await event_log.create_topics(TOPICS)

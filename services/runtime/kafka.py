@@ -19,8 +19,9 @@ from contextlib import AbstractAsyncContextManager
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError, TopicAlreadyExistsError
 
+from services.runtime.backoff import until_done
 from services.runtime.log import (
     Assignment,
     Outgoing,
@@ -31,6 +32,9 @@ from services.runtime.log import (
 )
 
 log = logging.getLogger("mahjong.kafka")
+
+_AWAY = (KafkaConnectionError, KafkaTimeoutError, OSError)
+"""What a client start raises while the broker is down or unreachable."""
 
 COMMIT_TIMEOUT_S = 30.0
 SESSION_TIMEOUT_MS = 10_000
@@ -56,15 +60,29 @@ def _record(r: object) -> Record:
 class KafkaLog:
     """An ``EventLog`` on a Kafka cluster at ``bootstrap``."""
 
-    def __init__(self, bootstrap: str, client_id: str = "mahjong-planet") -> None:
+    def __init__(
+        self, bootstrap: str, client_id: str = "mahjong-planet", *, wait_for_broker: bool = False
+    ) -> None:
         self.bootstrap = bootstrap
         self.client_id = client_id
+        self.wait_for_broker = wait_for_broker  # services wait; tools fail at once
         self._producer: AIOKafkaProducer | None = None
         self._reader: AIOKafkaConsumer | None = None
         self._read_lock = asyncio.Lock()
         self._partitions: dict[str, int] = {}
 
     async def start(self) -> None:
+        """Connect. With ``wait_for_broker``, a broker that is away is waited for (with
+        backoff) instead of failing the start."""
+        if not self.wait_for_broker:
+            await self._start()
+            return
+        await until_done("connecting to the broker", self._start, log, retry_on=_AWAY)
+
+    async def _start(self) -> None:
+        with contextlib.suppress(Exception):  # what a failed attempt left half started
+            await self.close()
+        self._producer = self._reader = None
         self._producer = AIOKafkaProducer(
             bootstrap_servers=self.bootstrap,
             client_id=self.client_id,
@@ -235,7 +253,8 @@ class KafkaProcessor:
             heartbeat_interval_ms=2000,
         )
         self.consumer.subscribe([self.topic], listener=_Listener(self))
-        await self.consumer.start()
+        consumer = self.consumer
+        await until_done(f"joining group {self.group}", consumer.start, log, retry_on=_AWAY)
 
     async def stop(self) -> None:
         if self.consumer is not None:

@@ -179,8 +179,11 @@ def default_log_format(fallback: str = "json") -> str:
 def configure_logging(fmt: str = "json", service: str = "", level: int = logging.INFO) -> None:
     """Replace the root logger's handlers: one stderr handler in ``fmt`` (json or text) and
     the error counter. Called once by the CLI for every service subcommand."""
+    from services.runtime.backoff import Quieter
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter(service) if fmt == "json" else TextFormatter())
+    handler.addFilter(Quieter())  # aiokafka repeats its lines many times a second in an outage
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -446,14 +449,34 @@ def stop_on_signals() -> asyncio.Event:
 
 
 async def run_service(
-    name: str, service: Any, stop: asyncio.Event, args: Any = None, **kwargs: Any
+    name: str,
+    service: Any,
+    stop: asyncio.Event,
+    args: Any = None,
+    *,
+    prepare: Callable[[], Awaitable[None]] | None = None,
+    **kwargs: Any,
 ) -> None:
     """``service.run(stop)`` with the ops endpoint and sampler; options from ``args``
-    (``--metrics-port``, ``--metrics-host``) when given."""
+    (``--metrics-port``, ``--metrics-host``) when given. ``prepare`` (connecting to the
+    log, which may wait for a broker that is away) runs with the endpoint already up, so
+    ``/readyz`` answers 503 meanwhile; ``stop`` ends the wait."""
     port = kwargs.pop("metrics_port", getattr(args, "metrics_port", None))
     host = kwargs.pop("metrics_host", getattr(args, "metrics_host", None))
     async with observed(name, service, port, host, **kwargs):
         log.info("%s starting (pid %d)", name, os.getpid())
+        if prepare is not None:
+            preparing = asyncio.ensure_future(prepare())
+            stopping = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({preparing, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not preparing.done():
+                preparing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await preparing
+                log.info("%s stopped before it started", name)
+                return
+            preparing.result()
         await service.run(stop)
         log.info("%s stopped cleanly", name)
 
