@@ -491,6 +491,189 @@ class Soak:
                 self.kill_one()
                 next_kill = time.monotonic() + every * self.rng.uniform(0.75, 1.25)
 
+    # --- fault: two embedded processes on one data directory (issue 17) ---
+
+    def two_embedded_processes(self) -> dict[str, Any]:
+        """``mahjong-planet run`` twice on one ``--data``: the second must exit at once with
+        its message, change nothing, and the first plays on alone (its log audits clean)."""
+        data = self.config.workdir / "embedded" / "data"
+        shutil.rmtree(data.parent, ignore_errors=True)
+        data.parent.mkdir(parents=True)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("KAFKA_BOOTSTRAP_SERVERS", "MAHJONG_POSTGRES_DSN", "MAHJONG_PG_DSN")
+        }
+        first_port, second_port = free_ports(2)
+
+        def run(port: int, name: str) -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "services.cli",
+                    "run",
+                    "--data",
+                    str(data),
+                    "--port",
+                    str(port),
+                    "--log-format",
+                    "text",
+                ],
+                cwd=REPO,
+                env=env,
+                stdout=(data.parent / f"{name}.log").open("wb"),
+                stderr=subprocess.STDOUT,
+            )
+
+        out: dict[str, Any] = {"ok": False}
+        first = run(first_port, "first")
+        try:
+            deadline = time.monotonic() + 120
+            while not _answers(f"http://127.0.0.1:{first_port}/readyz"):
+                if first.poll() is not None or time.monotonic() > deadline:
+                    raise SoakError("the embedded `run` did not come up")
+                time.sleep(0.5)
+            before = sorted(x.name for x in data.iterdir())
+            self.fault("two embedded processes", "run", data=str(data))
+            began = time.monotonic()
+            second = run(second_port, "second")
+            try:
+                code: int | None = second.wait(30)
+            except subprocess.TimeoutExpired:
+                second.kill()
+                code = None
+            said = (data.parent / "second.log").read_text(errors="replace")
+            out |= {
+                "second_exit": code,
+                "second_exit_s": round(time.monotonic() - began, 1),
+                "second_said": said.strip().splitlines()[-1:] if said.strip() else [],
+            }
+            untouched = sorted(x.name for x in data.iterdir()) == before
+            sim = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "services.cli",
+                    "simulate",
+                    "--data",
+                    str(data),
+                    "--hands",
+                    "4",
+                    "--tables",
+                    "2",
+                    "--external-table-service",
+                ],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            first_alive = first.poll() is None
+        finally:
+            first.terminate()
+            try:
+                first.wait(30)
+            except subprocess.TimeoutExpired:
+                first.kill()
+        audit = self.cli(["audit", "--data", str(data)], 300)
+        summary = audit.stdout.strip().splitlines()[-1:] if audit.stdout.strip() else []
+        out |= {
+            "files_untouched": untouched,
+            "first_played_on": sim.returncode == 0,
+            "first_alive": first_alive,
+            "audit": summary,
+        }
+        out["ok"] = (
+            code not in (None, 0)
+            and "in use" in said
+            and untouched
+            and first_alive
+            and sim.returncode == 0
+            and audit.returncode == 0
+            and "0 failed" in audit.stdout
+        )
+        self.say(f"two embedded processes: {out}")
+        return out
+
+    # --- fault: a SIGSTOP'd table member while another takes over (issue 17) ---
+
+    async def sigstopped_table_member(self, after_s: float) -> dict[str, Any]:
+        """After ``after_s``: SIGSTOP the table service, let a second member take every
+        partition over, SIGCONT the first. The second must never be fenced: not one failed
+        transaction while the woken one gives its partitions back and rejoins."""
+        await asyncio.sleep(after_s)
+        out: dict[str, Any] = {"ok": False}
+        paused = self.cluster.procs["table"]
+        if paused.poll() is not None:
+            await asyncio.sleep(10)  # just killed: let the supervisor bring it back
+        paused = self.cluster.procs["table"]
+        [port] = free_ports(1)
+        log_path = self.cluster.logs / "table-takeover.log"
+        owner = subprocess.Popen(
+            [
+                self.cluster.python,
+                "-m",
+                "services.cli",
+                "table",
+                "--kafka",
+                self.kafka,
+                "--metrics-port",
+                str(port),
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=log_path.open("ab"),
+            env={k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"},
+        )
+        base = f"http://127.0.0.1:{port}"
+
+        async def holds() -> list[int]:
+            try:
+                async with httpx.AsyncClient(timeout=2) as http:
+                    r = await http.get(f"{base}/readyz")
+                return list(r.json().get("partitions", [])) if r.status_code == 200 else []
+            except (httpx.HTTPError, ValueError):
+                return []
+
+        async def failed() -> float:
+            async with httpx.AsyncClient(timeout=5) as http:
+                text = (await http.get(f"{base}/metrics")).text
+            return sum(
+                v
+                for n, lb, v in scrape(text)
+                if n == "mahjong_table_transactions_total" and lb.get("outcome") == "failed"
+            )
+
+        try:
+            self.fault("sigstop table member", "table", pid=paused.pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(paused.pid, signal.SIGSTOP)
+            deadline = time.monotonic() + 120
+            while len(await holds()) < 8 and time.monotonic() < deadline:
+                await asyncio.sleep(1.0)
+            out["took_over"] = len(await holds()) == 8
+            await asyncio.sleep(3.0)  # the new owner commits alone for a while
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(paused.pid, signal.SIGCONT)
+            self.fault("sigcont table member", "table", pid=paused.pid)
+            await asyncio.sleep(20.0)  # the woken member's transactions fail; it rejoins
+            out["owner_failed_transactions"] = await failed()
+            fenced = [x for x in log_path.read_text(errors="replace").splitlines() if "Fenced" in x]
+            out["owner_fenced_lines"] = fenced[:3]
+            out["ok"] = out["took_over"] and out["owner_failed_transactions"] == 0 and not fenced
+        except Exception as exc:  # reported as a failed check, the soak goes on
+            out["error"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(paused.pid, signal.SIGCONT)
+            owner.terminate()
+            await asyncio.to_thread(owner.wait, 60)
+        self.say(f"sigstopped table member: {out}")
+        return out
+
     # --- the traffic ---
 
     async def players(self, n: int) -> list[Player]:
@@ -703,6 +886,7 @@ class Soak:
         passed = False
         supervisor: asyncio.Task[None] | None = None
         try:
+            embedded = await asyncio.to_thread(self.two_embedded_processes)
             self.kafka = await asyncio.to_thread(self.servers.kafka_up, True)
             self.dsn = await asyncio.to_thread(self.servers.pg_up, True)
             self.say(f"broker {self.kafka}, database {self.dsn}")
@@ -732,7 +916,9 @@ class Soak:
             )
             traffic = [asyncio.create_task(self.slot(f, n)) for f, n in kinds]
             reporter = asyncio.create_task(self.progress())
+            zombie = asyncio.create_task(self.sigstopped_table_member(c.minutes * 60 * 0.5))
             await self.inject(c.minutes * 60)
+            zombie_check = await zombie
             fault_window = self.now()
             self.stop_traffic.set()
             self.say(f"traffic stops; {len(traffic)} players' tables play to their end")
@@ -752,6 +938,8 @@ class Soak:
                 "drain_s": round(self.now() - fault_window, 1),
             }
             result |= await self.verify(open_hands, lags)
+            result["checks"]["two_embedded_processes"] = embedded
+            result["checks"]["sigstopped_table_member"] = zombie_check
             passed = all(v["ok"] for v in result["checks"].values())
         finally:
             self.stop_traffic.set()
@@ -1001,6 +1189,13 @@ class Soak:
                 {"player": p, "tables_started": seated[p], "matched": matched[p]} for p in wrong
             ][:20],
         }
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def run_soak(config: SoakConfig) -> dict[str, Any]:
