@@ -295,7 +295,7 @@ class KafkaProcessor:
         try:
             await self.on_assign(partitions)
         except Exception:
-            log.exception("rebuilding partitions %s failed; leaving the group to retry", partitions)
+            log.exception("rebuilding partitions %s failed; rejoining the group", partitions)
             self._rejoin()
             return
         ready = {p: self._pending.pop(p) for p in sorted(partitions) if p in self._pending}
