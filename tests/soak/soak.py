@@ -13,7 +13,11 @@ WebSocket players that play through the gateway like the web client, at a human 
 
 For ``--minutes`` it keeps that traffic going while it ``kill -9``s a random service about
 every ``--kill-every`` seconds (restarting it after 1-5 s, as a supervisor would), restarts
-the broker once (at a third of the run) and PostgreSQL once (at two thirds). Players
+the broker once (at a third of the run) and PostgreSQL once (at two thirds). Half-way it
+SIGSTOPs the table service, lets a second table member take every partition over and wakes
+the first: the second must never be fenced (no failed transaction). Before the broker
+starts, it runs ``mahjong-planet run`` twice on one data directory: the second must exit at
+once with its message, and the first play on alone with a log that audits clean. Players
 reconnect with the last seq they hold when the gateway dies, and resend a command with the
 same id when its decision is still open. Then the traffic stops, every table plays to its
 end, the consumers catch up (``mahjong_consumer_lag`` 0 everywhere), and it verifies:
