@@ -19,6 +19,7 @@ from prometheus_client import Counter
 from schemas import lobby as lb
 from services.matchmaking.lobby import Lobby, Table, apply
 from services.runtime.backoff import Backoff
+from services.runtime.kafka import BROKER_AWAY
 from services.runtime.log import EventLog
 from services.runtime.position import PositionBeyondEnd, check_position
 from services.runtime.topics import LOBBY_EVENTS
@@ -33,6 +34,8 @@ DATABASE_AWAY = (
     asyncpg.OperatorInterventionError,
 )
 """What asyncpg raises while PostgreSQL is down, restarting or unreachable."""
+
+AWAY = DATABASE_AWAY + BROKER_AWAY
 
 PROJECTED = Counter("mahjong_lobby_projected_events", "lobby.events projected into PostgreSQL")
 
@@ -114,8 +117,8 @@ class LobbyProjection:
             self.pool = None
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Project until ``stop`` is set. While PostgreSQL is away the projector waits,
-        not ready, and starts again from the stored position when it is back."""
+        """Project until ``stop`` is set. While PostgreSQL or the broker is away the
+        projector waits, not ready, and starts again from the stored position."""
         backoff = Backoff()
         said = -60.0
         try:
@@ -127,12 +130,14 @@ class LobbyProjection:
                     while not stop.is_set():
                         if not await self.step():
                             await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
-                except DATABASE_AWAY as exc:
+                except AWAY as exc:
                     self.ready.clear()
                     if time.monotonic() - said >= 60.0:
                         said = time.monotonic()
                         log.warning(
-                            "PostgreSQL is away (%s: %s); retrying", type(exc).__name__, exc
+                            "PostgreSQL or the broker is away (%s: %s); retrying",
+                            type(exc).__name__,
+                            exc,
                         )
                     await self.close()
                     self.pool, self.lobby = None, Lobby()

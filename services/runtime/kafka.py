@@ -33,7 +33,7 @@ from services.runtime.log import (
 
 log = logging.getLogger("mahjong.kafka")
 
-_AWAY = (KafkaConnectionError, KafkaTimeoutError, OSError)
+BROKER_AWAY = (KafkaConnectionError, KafkaTimeoutError, OSError)
 """What a client start raises while the broker is down or unreachable."""
 
 COMMIT_TIMEOUT_S = 30.0
@@ -77,7 +77,7 @@ class KafkaLog:
         if not self.wait_for_broker:
             await self._start()
             return
-        await until_done("connecting to the broker", self._start, log, retry_on=_AWAY)
+        await until_done("connecting to the broker", self._start, log, retry_on=BROKER_AWAY)
 
     async def _start(self) -> None:
         with contextlib.suppress(Exception):  # what a failed attempt left half started
@@ -254,7 +254,7 @@ class KafkaProcessor:
         )
         self.consumer.subscribe([self.topic], listener=_Listener(self))
         consumer = self.consumer
-        await until_done(f"joining group {self.group}", consumer.start, log, retry_on=_AWAY)
+        await until_done(f"joining group {self.group}", consumer.start, log, retry_on=BROKER_AWAY)
 
     async def stop(self) -> None:
         if self.consumer is not None:
