@@ -24,15 +24,15 @@ TOPICS: tuple[TopicSpec, ...] = (
         MATCH_REQUESTS,
         1,  # one partition: one matchmaker sees every seat and queue entry, in one order
         retention_ms=WEEK_MS,
-        description="requests to matchmaking (create, join, leave, quick play), and "
-        "table_finished from the table service",
+        description="requests to matchmaking (create, join, leave, play again, quick play, "
+        "arrive at table), and player_won / table_finished from the table service",
     ),
     TopicSpec(
         LOBBY_EVENTS,
         1,
         retention_ms=-1,
-        description="the lobby's log: tables opened, seats taken and left, tables started "
-        "and closed, the Quick Play queue",
+        description="the lobby's log: tables opened, seats taken and left, tables found, "
+        "dealt, between hands and closed, the Quick Play queue",
     ),
     TopicSpec(
         LOBBY_SNAPSHOTS,
