@@ -104,6 +104,10 @@ class AccountStore(Protocol):
 
     async def delete_session(self, token_hash: str) -> None: ...
 
+    async def sessions_alive(self, token_hashes: list[str], now: int) -> dict[str, int]:
+        """Of ``token_hashes``, the unexpired sessions and when each expires."""
+        ...
+
     async def delete_expired(self, now: int) -> int: ...
 
     async def record_hands(self, player_hands: list[tuple[str, HandPlayed]]) -> None:

@@ -28,6 +28,7 @@ from services.gateway.accounts import (
     Account,
     AccountError,
     HandPlayed,
+    token_hash,
 )
 from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.lobby import RequestTimeout
@@ -200,9 +201,13 @@ async def guest(request: Request[Any, Any, Any]) -> SessionOut:
     responses=errors(),
 )
 async def logout(request: Request[Any, Any, Any]) -> None:
+    """End the session: its token opens nothing any more, and every socket bound to it is
+    closed (``session_ended``), on every gateway."""
     token = _bearer(request)
     if token:
-        await gateway_of(request).accounts.logout(token)
+        gw = gateway_of(request)
+        await gw.accounts.logout(token)
+        gw.sessions.revoke(token_hash(token))
 
 
 class MeOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -283,13 +288,17 @@ async def lobby(request: Request[Any, Any, Any]) -> LobbyOut:
     "/api/tables/{table_id:str}", tags=["lobby"], security=SESSION, responses=errors(400, 401, 404)
 )
 async def table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> TableOut:
-    """A table's status and seats: public tables for everyone, private ones for their
-    players only (others get 404, as for a table that does not exist)."""
+    """A table's status and seats: public tables (open, started or closed) for everyone,
+    private ones for their players only. A private table the caller may not see and a table
+    that does not exist get the same answer: 404 ``no_such_table``."""
     gw = gateway_of(request)
     account = await account_of(request)
     t = gw.lobby.table(table_id)
-    stranger = t is not None and account.id not in t.seated and account.id not in t.players
-    if t is not None and not t.options.public and stranger:
+    if t is None:
+        visible = table_id in gw.lobby.closed and table_id not in gw.lobby.closed_private
+    else:
+        visible = t.options.public or account.id in t.seated or account.id in t.players
+    if not visible:
         raise ApiError(404, "no_such_table", "there is no such table", table_id=table_id)
     return await _table_out(gw, table_id, account.id)
 

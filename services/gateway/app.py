@@ -38,6 +38,7 @@ from services.gateway.lobby import LobbyWatcher
 from services.gateway.metrics import WebSocketMetrics
 from services.gateway.protocol import WS_CLOSE_TRY_AGAIN
 from services.gateway.ratings import Ratings
+from services.gateway.sessions import SocketSessions
 from services.gateway.tables import HandStart, TableWatcher
 from services.runtime.log import EventLog, Follower
 from services.runtime.topics import LOBBY_EVENTS, MATCH_REPLIES, TABLE_EVENTS, TABLE_REPLIES
@@ -62,6 +63,7 @@ class Gateway:
         self.config = config
         store = account_store or open_account_store(config.postgres_dsn, config.data_dir)
         self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s)
+        self.sessions = SocketSessions(store, config.session_check_s)
         self.tables = TableWatcher(event_log, on_hand_ended=self._hand_ended)
         self.lobby = LobbyWatcher(event_log, config.request_timeout_s)
         self.hand_logs = HandLogs(event_log, self.tables)
@@ -72,6 +74,7 @@ class Gateway:
         self.ready = asyncio.Event()
         self.follower: Follower | None = None
         self._task: asyncio.Task[None] | None = None
+        self._sessions_task: asyncio.Task[None] | None = None
         self._names: OrderedDict[str, str] = OrderedDict()
         self._last_poll = time.monotonic()
         self.port: int | None = None
@@ -89,6 +92,7 @@ class Gateway:
         await self.tables.start()
         await self.lobby.start()
         self._task = asyncio.create_task(self._follow(follower))
+        self._sessions_task = asyncio.create_task(self.sessions.run())
         self.ready.set()
 
     async def stop(self) -> None:
@@ -97,6 +101,11 @@ class Gateway:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._sessions_task is not None:
+            self._sessions_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sessions_task
+        self.sessions.close()
         if self.follower is not None:
             await self.follower.stop()
         await self.ratings.close()

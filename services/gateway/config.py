@@ -57,6 +57,7 @@ class GatewayConfig:
     session_ttl_s: int = 30 * 24 * 3600
     guest_ttl_s: int = 30 * 24 * 3600
     request_timeout_s: float = 10.0  # waiting for matchmaking's answer
+    session_check_s: float = 1.0  # a socket's session is checked in the store this often
     limits: Limits = field(default_factory=Limits)
     trusted_proxies: frozenset[str] = frozenset()  # their X-Forwarded-For is believed
     static_dir: Path | None = None  # the web client; default: the package's static/

@@ -177,16 +177,19 @@ def _open_table(lobby: Lobby, r: lb.MatchRequest, table_id: str) -> Table | Refu
 
 
 def _join(lobby: Lobby, r: lb.JoinTable, now: int, chance: Chance) -> Output | Refusal:
-    table = _open_table(lobby, r, r.table_id)
-    if isinstance(table, lb.RequestRefused):
-        return table
-    # Bytes, not str: compare_digest refuses non-ASCII strings, and a player must not be
-    # able to break the service with an odd code.
+    # The code is checked first, before "full" or "started" (a wrong code must tell no more
+    # than a table that does not exist). Bytes, not str: compare_digest refuses non-ASCII
+    # strings, and a player must not be able to break the service with an odd code.
     given = (r.code or "").encode("utf-8", "surrogatepass")
-    if table.code is not None and not secrets.compare_digest(given, table.code.encode()):
+    found = lobby.tables.get(r.table_id)
+    code = found.code if found is not None else None
+    if code is not None and not secrets.compare_digest(given, code.encode()):
         # The same answer as for a table that does not exist: a private table's id and code
         # are both needed, and a wrong code says nothing about which one was wrong.
         return _refuse(r, "no_such_table", "there is no such table", table_id=r.table_id)
+    table = _open_table(lobby, r, r.table_id)
+    if isinstance(table, lb.RequestRefused):
+        return table
     busy = _busy(lobby, r)
     if busy is not None:
         return busy

@@ -1,5 +1,6 @@
 """The gateway's account store on a real PostgreSQL: migrations (twice, at once), accounts,
-sessions with expiry, guests made full accounts, and the hand history."""
+sessions with expiry, guests made full accounts, and the hand history; a logout on one
+gateway ends the sockets of that session on another."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import uuid
 import asyncpg
 import pytest
 
-from services.gateway.accounts import Account, Accounts, HandPlayed, NameTaken, token_hash
+from services.gateway.accounts import (
+    Account,
+    Accounts,
+    HandPlayed,
+    NameTaken,
+    now_ms,
+    token_hash,
+)
+from services.gateway.sessions import SocketSessions
 from services.gateway.store_postgres import PostgresAccountStore
 
 pytestmark = pytest.mark.integration
@@ -51,6 +60,68 @@ def test_account_store_on_postgres(postgres_dsn: str) -> None:
         finally:
             for s in stores:
                 await s.close()
+            conn = await asyncpg.connect(postgres_dsn)
+            try:
+                await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            finally:
+                await conn.close()
+
+    asyncio.run(go())
+
+
+class _Socket:
+    """A socket as ``SocketSessions`` sees one: it records how it was ended."""
+
+    def __init__(self) -> None:
+        self.ended: list[bool] = []
+
+    def end(self, expired: bool) -> None:
+        self.ended.append(expired)
+
+
+def test_a_logout_on_one_gateway_ends_the_sockets_of_another(postgres_dsn: str) -> None:
+    schema = f"gateway_test_{uuid.uuid4().hex[:8]}"
+
+    async def go() -> None:
+        store_a, store_b = (PostgresAccountStore(postgres_dsn, schema) for _ in range(2))
+        await store_a.start()
+        await store_b.start()
+        try:
+            gateway_a = Accounts(store_a, session_ttl_s=3600, guest_ttl_s=3600)
+            # Gateway B checks before every command (no cache) and sweeps every 0.2 s.
+            checking = SocketSessions(store_b, check_s=0.0)
+            sweeping = SocketSessions(store_b, check_s=0.2)
+            one, two = await gateway_a.guest(), await gateway_a.guest()
+            commanding, idle, bystander = _Socket(), _Socket(), _Socket()
+            key = await checking.bind(one.token, commanding)
+            assert key is not None and await checking.alive(key)
+            assert await sweeping.bind(one.token, idle) == key
+            other = await sweeping.bind(two.token, bystander)
+            assert other is not None
+            sweep = asyncio.create_task(sweeping.run())
+            try:
+                await gateway_a.logout(one.token)  # on gateway A: B is not told
+                assert not await checking.alive(key)  # the next command is not forwarded
+                assert commanding.ended == [False]
+                for _ in range(50):
+                    if idle.ended:
+                        break
+                    await asyncio.sleep(0.05)
+                assert idle.ended == [False]  # the idle socket is closed by the sweep
+                assert bystander.ended == [] and await sweeping.alive(other)
+            finally:
+                sweep.cancel()
+            # A socket's session that expires is ended by its expiry, whoever asks.
+            await store_a.create_session(token_hash("soon"), two.account.id, now_ms() + 300)
+            soon = _Socket()
+            soon_key = await checking.bind("soon", soon)
+            assert soon_key is not None
+            await asyncio.sleep(0.5)
+            assert soon.ended == [True] and not await checking.alive(soon_key)
+            assert await checking.bind("soon", _Socket()) is None
+        finally:
+            await store_a.close()
+            await store_b.close()
             conn = await asyncpg.connect(postgres_dsn)
             try:
                 await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
