@@ -33,7 +33,14 @@ from services.gateway.api import ROUTES, ApiError, api_error_handler
 from services.gateway.config import GatewayConfig
 from services.gateway.connection import Connection
 from services.gateway.history import HandLogs
-from services.gateway.limits import ASGIApp, Counter, RateLimitMiddleware, client_address
+from services.gateway.limits import (
+    ASGIApp,
+    Counter,
+    LoginAttempts,
+    PathGuard,
+    RateLimitMiddleware,
+    client_address,
+)
 from services.gateway.lobby import LobbyWatcher
 from services.gateway.metrics import WebSocketMetrics
 from services.gateway.protocol import WS_CLOSE_TRY_AGAIN
@@ -46,6 +53,7 @@ from services.runtime.topics import LOBBY_EVENTS, MATCH_REPLIES, TABLE_EVENTS, T
 log = logging.getLogger("mahjong.gateway")
 
 STATIC = Path(__file__).parent / "static"
+PATH_PARAMETER = "^[^\\u0000-\\u001f\\u007f]*$"  # what PathGuard lets through
 HOUSEKEEPING_S = 30.0
 NAMES_CACHED = 20_000
 
@@ -62,7 +70,8 @@ class Gateway:
         self.log = event_log
         self.config = config
         store = account_store or open_account_store(config.postgres_dsn, config.data_dir)
-        self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s)
+        attempts = LoginAttempts(config.limits.login_free, config.limits.login_cap_s)
+        self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s, attempts)
         self.sessions = SocketSessions(store, config.session_check_s)
         self.tables = TableWatcher(event_log, on_hand_ended=self._hand_ended)
         self.lobby = LobbyWatcher(event_log, config.request_timeout_s)
@@ -303,7 +312,7 @@ def create_app(gateway: Gateway) -> Litestar:
     """The Litestar app of a started (or starting) ``Gateway``."""
     config = gateway.config
     static = config.static_dir or STATIC
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             *ROUTES,
             table_socket,
@@ -311,6 +320,7 @@ def create_app(gateway: Gateway) -> Litestar:
         ],
         middleware=[  # plain ASGI middleware; Litestar's protocol types are stricter
             cast(Any, SecurityHeaders),
+            cast(Any, PathGuard),
             cast(Any, WebSocketMetrics),
             DefineMiddleware(
                 cast(Any, RateLimitMiddleware),
@@ -346,3 +356,16 @@ def create_app(gateway: Gateway) -> Litestar:
         debug=False,
         logging_config=None,  # the CLI configures logging (JSON lines); Litestar must not
     )
+    _document_path_guard(app)
+    return app
+
+
+def _document_path_guard(app: Litestar) -> None:
+    """Say in the OpenAPI document what ``PathGuard`` refuses (400 ``bad_path``): no path
+    parameter holds a control character."""
+    for item in (app.openapi_schema.paths or {}).values():
+        for operation in (item.get, item.post, item.put, item.patch, item.delete):
+            for parameter in (operation.parameters or []) if operation else []:
+                schema = getattr(parameter, "schema", None)
+                if getattr(parameter, "param_in", None) == "path" and schema is not None:
+                    schema.pattern = PATH_PARAMETER

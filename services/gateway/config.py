@@ -35,6 +35,8 @@ class Limits:
     static: Rate = Rate(50.0, 200.0)  # per client address, everything else (client, schema)
     auth: Rate = Rate(0.5, 10.0)  # per client address: register, login, guest
     admin: Rate = Rate(0.2, 3.0)  # per client address
+    login_free: int = 5  # logins at one account name before they are slowed (any address)
+    login_cap_s: float = 300.0  # the longest wait between two logins at one account name
     max_body_bytes: int = 16 * 1024  # a JSON request body
     ws_frames: Rate = Rate(10.0, 30.0)  # per socket: client frames
     ws_flood_strikes: int = 20  # frames over the limit before the socket is closed (1008)

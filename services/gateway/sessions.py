@@ -130,8 +130,9 @@ class SocketSessions:
             self.ended += 1
             socket.end(expired)
         log.info(
-            "sockets ended with their session",
-            extra={"expired": expired, "sockets": len(session.sockets)},
+            "%d socket(s) ended with their session (%s)",
+            len(session.sockets),
+            "expired" if expired else "ended",
         )
 
     # --- checking ------------------------------------------------------------------------------
