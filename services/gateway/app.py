@@ -33,11 +33,19 @@ from services.gateway.api import ROUTES, ApiError, api_error_handler
 from services.gateway.config import GatewayConfig
 from services.gateway.connection import Connection
 from services.gateway.history import HandLogs
-from services.gateway.limits import ASGIApp, Counter, RateLimitMiddleware, client_address
+from services.gateway.limits import (
+    ASGIApp,
+    Counter,
+    LoginAttempts,
+    PathGuard,
+    RateLimitMiddleware,
+    client_address,
+)
 from services.gateway.lobby import LobbyWatcher
 from services.gateway.metrics import WebSocketMetrics
 from services.gateway.protocol import WS_CLOSE_TRY_AGAIN
 from services.gateway.ratings import Ratings
+from services.gateway.sessions import SocketSessions
 from services.gateway.tables import HandStart, TableWatcher
 from services.runtime.log import EventLog, Follower
 from services.runtime.topics import LOBBY_EVENTS, MATCH_REPLIES, TABLE_EVENTS, TABLE_REPLIES
@@ -45,6 +53,7 @@ from services.runtime.topics import LOBBY_EVENTS, MATCH_REPLIES, TABLE_EVENTS, T
 log = logging.getLogger("mahjong.gateway")
 
 STATIC = Path(__file__).parent / "static"
+PATH_PARAMETER = "^[^\\u0000-\\u001f\\u007f]*$"  # what PathGuard lets through
 HOUSEKEEPING_S = 30.0
 NAMES_CACHED = 20_000
 
@@ -61,7 +70,9 @@ class Gateway:
         self.log = event_log
         self.config = config
         store = account_store or open_account_store(config.postgres_dsn, config.data_dir)
-        self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s)
+        attempts = LoginAttempts(config.limits.login_free, config.limits.login_cap_s)
+        self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s, attempts)
+        self.sessions = SocketSessions(store, config.session_check_s)
         self.tables = TableWatcher(event_log, on_hand_ended=self._hand_ended)
         self.lobby = LobbyWatcher(event_log, config.request_timeout_s)
         self.hand_logs = HandLogs(event_log, self.tables)
@@ -72,6 +83,7 @@ class Gateway:
         self.ready = asyncio.Event()
         self.follower: Follower | None = None
         self._task: asyncio.Task[None] | None = None
+        self._sessions_task: asyncio.Task[None] | None = None
         self._names: OrderedDict[str, str] = OrderedDict()
         self._last_poll = time.monotonic()
         self.port: int | None = None
@@ -89,6 +101,7 @@ class Gateway:
         await self.tables.start()
         await self.lobby.start()
         self._task = asyncio.create_task(self._follow(follower))
+        self._sessions_task = asyncio.create_task(self.sessions.run())
         self.ready.set()
 
     async def stop(self) -> None:
@@ -97,6 +110,11 @@ class Gateway:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._sessions_task is not None:
+            self._sessions_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sessions_task
+        self.sessions.close()
         if self.follower is not None:
             await self.follower.stop()
         await self.ratings.close()
@@ -294,7 +312,7 @@ def create_app(gateway: Gateway) -> Litestar:
     """The Litestar app of a started (or starting) ``Gateway``."""
     config = gateway.config
     static = config.static_dir or STATIC
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             *ROUTES,
             table_socket,
@@ -302,6 +320,7 @@ def create_app(gateway: Gateway) -> Litestar:
         ],
         middleware=[  # plain ASGI middleware; Litestar's protocol types are stricter
             cast(Any, SecurityHeaders),
+            cast(Any, PathGuard),
             cast(Any, WebSocketMetrics),
             DefineMiddleware(
                 cast(Any, RateLimitMiddleware),
@@ -337,3 +356,16 @@ def create_app(gateway: Gateway) -> Litestar:
         debug=False,
         logging_config=None,  # the CLI configures logging (JSON lines); Litestar must not
     )
+    _document_path_guard(app)
+    return app
+
+
+def _document_path_guard(app: Litestar) -> None:
+    """Say in the OpenAPI document what ``PathGuard`` refuses (400 ``bad_path``): no path
+    parameter holds a control character."""
+    for item in (app.openapi_schema.paths or {}).values():
+        for operation in (item.get, item.post, item.put, item.patch, item.delete):
+            for parameter in (operation.parameters or []) if operation else []:
+                schema = getattr(parameter, "schema", None)
+                if getattr(parameter, "param_in", None) == "path" and schema is not None:
+                    schema.pattern = PATH_PARAMETER

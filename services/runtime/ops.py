@@ -113,6 +113,10 @@ LOG_FIELDS = (
     "partition",
     "offset",
     "topic",
+    "status",  # the gateway's refused requests: HTTP status, error code, method, path
+    "code",
+    "method",
+    "path",
 )
 """Record attributes (``extra=``) copied into a JSON log line when present."""
 
