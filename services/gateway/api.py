@@ -27,11 +27,11 @@ from services.gateway.accounts import (
     NAME_RE,
     Account,
     AccountError,
-    HandPlayed,
 )
 from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.lobby import RequestTimeout
 from services.gateway.visibility import hand_over, seen_events
+from services.history.fold import HandRow
 from services.rules.view import seat_view
 
 if TYPE_CHECKING:
@@ -592,11 +592,13 @@ async def player_hands(
     player: FromPath[str],
     limit: FromQuery[int] = 20,
     before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
-) -> list[HandPlayed]:
-    """A player's finished hands, newest first."""
+) -> list[HandRow]:
+    """A player's finished hands, newest first, from the hand-history projection: kind,
+    players in seat order, points, place, best fan. A private table's hands are listed only
+    to its players."""
     gw = gateway_of(request)
-    await account_of(request)
-    return await gw.accounts.store.hands(player, max(1, min(limit, 100)), before_ms)
+    viewer = await account_of(request)
+    return await gw.history.hands(player, viewer.id, max(1, min(limit, 100)), before_ms)
 
 
 class ExportOut(msgspec.Struct, frozen=True, kw_only=True):
