@@ -7,11 +7,12 @@ import asyncio
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from schemas import events as ev
 from schemas.table import decode_event
 from services.history.embedded import EmbeddedHistoryStore
-from services.history.service import HistoryService, rebuild
+from services.history.service import HistoryService, PositionAhead, rebuild
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import read_through
 from services.runtime.topics import TABLE_EVENTS, TOPICS
@@ -174,5 +175,28 @@ def test_rows_are_plain_json_for_the_api(tmp_path: Path) -> None:
         )
         await store.close()
         await log.close()
+
+    asyncio.run(go())
+
+
+def test_a_position_beyond_the_end_of_the_log_stops_the_projection(tmp_path: Path) -> None:
+    async def go() -> None:
+        log = await _played(tmp_path / "old", 1)
+        store = EmbeddedHistoryStore(tmp_path / "old")
+        await HistoryService(log, store).catch_up()
+        await store.close()
+        await log.close()
+        # A new, empty log with the old store (a new broker with an old database).
+        fresh = EmbeddedLog(tmp_path / "new")
+        await fresh.start()
+        await fresh.create_topics(TOPICS)
+        (tmp_path / "new" / "history.sqlite3").write_bytes(
+            (tmp_path / "old" / "history.sqlite3").read_bytes()
+        )
+        service = HistoryService(fresh, EmbeddedHistoryStore(tmp_path / "new"))
+        with pytest.raises(PositionAhead):
+            await asyncio.wait_for(service.run(asyncio.Event()), 30)
+        assert not service.ready.is_set()
+        await fresh.close()
 
     asyncio.run(go())
