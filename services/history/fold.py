@@ -6,8 +6,12 @@ use the same fold, so a rebuild from the log produces the same rows as the live 
 - ``HandsFold`` follows the hands of one ``table.events`` partition: a hand opens at its
   ``hand_started`` (its seats, rated flag, computer seats), each ``won`` raises the winner's
   best fan, and its ``hand_ended`` closes it into an ``EndedHand``. A table's next
-  ``hand_started`` replaces a hand that never ended (nothing is written for that one).
-  ``open_from`` is the lowest offset a restart must read again to rebuild the open hands.
+  ``hand_started`` replaces a hand that never ended (nothing is written for that one), and
+  a hand still open ``ABANDONED_AFTER`` offsets after its start (an untimed table its
+  players left) is given up when the next hand of the partition starts, so that a restart
+  never reads more than that again. ``open_from`` is the lowest offset a restart must read
+  again to rebuild the open hands. Both depend only on the records, never on where a batch
+  ends: the live projection and a rebuild give up the same hands.
 - ``table_facts`` reads what ``table.events`` does not say about a table from its
   ``table_opened``: whether it is public, Quick Play, and whether computers may sit.
 - ``rows_of`` turns an ended hand and its table's facts into one ``HandRow`` per seat.
@@ -30,6 +34,8 @@ from schemas.table import decode_event
 from services.runtime.log import Record
 
 KINDS = ("practice", "casual", "rated", "quick_play")
+ABANDONED_AFTER = 2_000_000
+"""Offsets of its partition after which a hand that has not ended is given up."""
 
 
 class HandRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -111,6 +117,7 @@ class HandsFold:
     open: dict[str, OpenHand] = field(default_factory=dict)  # table id -> its open hand
     ended: list[EndedHand] = field(default_factory=list)
     undecodable: int = 0
+    abandoned_after: int = ABANDONED_AFTER
 
     @property
     def open_from(self) -> int:
@@ -134,6 +141,9 @@ class HandsFold:
             self.undecodable += 1
             return
         if isinstance(e, ev.HandStarted):
+            oldest = record.offset - self.abandoned_after
+            if self.open and min(h.offset for h in self.open.values()) < oldest:
+                self.open = {t: h for t, h in self.open.items() if h.offset >= oldest}
             if len(e.seats) == 4:
                 self.open[e.table_id] = OpenHand(e, record.offset, [None] * 4)
             return

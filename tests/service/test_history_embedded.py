@@ -200,3 +200,51 @@ def test_a_position_beyond_the_end_of_the_log_stops_the_projection(tmp_path: Pat
         await fresh.close()
 
     asyncio.run(go())
+
+
+def test_a_hand_open_too_long_is_given_up_the_same_way_whatever_the_batches() -> None:
+    from schemas.table import EventEnvelope, encode
+    from services.history.fold import HandsFold
+    from services.runtime.log import Record
+
+    def started(table: str, n: int) -> ev.HandStarted:
+        return ev.HandStarted(
+            table_id=table, hand_id=f"{table}#{n}", seq=1, preset="p", seats=["a", "b", "c", "d"]
+        )
+
+    def ended(table: str, n: int) -> ev.HandEnded:
+        return ev.HandEnded(
+            table_id=table,
+            hand_id=f"{table}#{n}",
+            seq=2,
+            end="wall_exhausted",
+            scores=[0, 0, 0, 0],
+            placements=[1, 1, 1, 1],
+        )
+
+    events = [started("old", 1)] + [
+        e for i in range(20) for e in (started(f"t{i}", 1), ended(f"t{i}", 1))
+    ]
+    events.append(ended("old", 1))  # ends long after its start: given up before that
+    records = [
+        Record(TABLE_EVENTS, 0, o, e.table_id, encode(EventEnvelope(event=e)))
+        for o, e in enumerate(events)
+    ]
+    whole = HandsFold(0, abandoned_after=10)
+    for r in records:
+        whole.fold(r)
+    assert sorted(h.end.table_id for h in whole.ended) == sorted(f"t{i}" for i in range(20))
+    # Cut anywhere and rebuilt from open_from: the same hands, the same open set.
+    for cut in range(1, len(records)):
+        first = HandsFold(0, abandoned_after=10)
+        for r in records[:cut]:
+            first.fold(r)
+        again = HandsFold(0, position=first.open_from, abandoned_after=10)
+        for r in records[first.open_from : cut]:
+            again.fold(r)
+        again.take_ended()
+        for r in records[cut:]:
+            again.fold(r)
+        assert [h.end.hand_id for h in first.ended + again.ended] == [
+            h.end.hand_id for h in whole.ended
+        ]
