@@ -28,7 +28,6 @@ from services.gateway.accounts import (
     NAME_RE,
     Account,
     AccountError,
-    HandPlayed,
     token_hash,
 )
 from services.gateway.history import ReplayStep, replay_frames
@@ -36,6 +35,7 @@ from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
 from services.gateway.table_info import table_info
 from services.gateway.visibility import hand_over, seen_events
+from services.history.fold import HandRow
 from services.rules.view import seat_view
 
 if TYPE_CHECKING:
@@ -646,11 +646,13 @@ async def player_hands(
     player: FromPath[str],
     limit: FromQuery[int] = 20,
     before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
-) -> list[HandPlayed]:
-    """A player's finished hands, newest first."""
+) -> list[HandRow]:
+    """A player's finished hands, newest first, from the hand-history projection: kind,
+    players in seat order, points, place, best fan. A private table's hands are listed only
+    to its players."""
     gw = gateway_of(request)
-    await account_of(request)
-    return await gw.accounts.store.hands(player, max(1, min(limit, 100)), before_ms)
+    viewer = await account_of(request)
+    return await gw.history.hands(player, viewer.id, max(1, min(limit, 100)), before_ms)
 
 
 class ExportOut(msgspec.Struct, frozen=True, kw_only=True):

@@ -28,7 +28,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
-from services.gateway.accounts import Accounts, AccountStore, HandPlayed, open_account_store
+from services.gateway.accounts import Accounts, AccountStore, open_account_store
 from services.gateway.api import ROUTES, ApiError, api_error_handler
 from services.gateway.config import GatewayConfig
 from services.gateway.connection import Connection
@@ -46,7 +46,9 @@ from services.gateway.metrics import WebSocketMetrics
 from services.gateway.protocol import WS_CLOSE_TRY_AGAIN
 from services.gateway.ratings import Ratings
 from services.gateway.sessions import SocketSessions
-from services.gateway.tables import HandStart, TableWatcher
+from services.gateway.tables import TableWatcher
+from services.history.store import HistoryStore
+from services.history.store import open_store as open_history_store
 from services.runtime.log import EventLog, Follower
 from services.runtime.topics import LOBBY_EVENTS, MATCH_REPLIES, TABLE_EVENTS, TABLE_REPLIES
 
@@ -73,9 +75,11 @@ class Gateway:
         attempts = LoginAttempts(config.limits.login_free, config.limits.login_cap_s)
         self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s, attempts)
         self.sessions = SocketSessions(store, config.session_check_s)
-        self.tables = TableWatcher(event_log, on_hand_ended=self._hand_ended)
+        self.tables = TableWatcher(event_log)
         self.lobby = LobbyWatcher(event_log, config.request_timeout_s)
-        self.hand_logs = HandLogs(event_log, self.tables)
+        # Players' hands: the history projection's rows (services/history), read only here.
+        self.history: HistoryStore = open_history_store(config.postgres_dsn, config.data_dir)
+        self.hand_logs = HandLogs(event_log, self.tables, self.history)
         self.ratings = Ratings(event_log, config.postgres_dsn, config.data_dir)
         self.ws_open = Counter()
         self.sockets = 0
@@ -95,6 +99,7 @@ class Gateway:
         appended meanwhile is missed), rebuild the lobby."""
         await self.accounts.store.start()
         await self.ratings.start()
+        await self.history.start()
         follower = self.log.follower([TABLE_EVENTS, TABLE_REPLIES, LOBBY_EVENTS, MATCH_REPLIES])
         await follower.start()
         self.follower = follower
@@ -118,6 +123,7 @@ class Gateway:
         if self.follower is not None:
             await self.follower.stop()
         await self.ratings.close()
+        await self.history.close()
         await self.accounts.store.close()
 
     async def _follow(self, follower: Follower) -> None:
@@ -181,25 +187,6 @@ class Gateway:
 
         hands = await hand_records(self.log)
         return await asyncio.to_thread(audit_encoded_hands, list(hands.values()), processes=1)
-
-    async def _hand_ended(self, start: HandStart, end: Any) -> None:
-        rows = [
-            (
-                player,
-                HandPlayed(
-                    hand_id=end.hand_id,
-                    table_id=end.table_id,
-                    seat=seat,
-                    score=end.scores[seat],
-                    placement=end.placements[seat],
-                    end=end.end,
-                    ended_ms=int(time.time() * 1000),
-                ),
-            )
-            for seat, player in enumerate(start.players)
-            if not player.startswith("computer:")
-        ]
-        await self.accounts.store.record_hands(rows)
 
     # --- serving --------------------------------------------------------------------------
 

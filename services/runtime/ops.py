@@ -294,6 +294,12 @@ def probe_for(name: str, service: Any) -> Probe:
             return {0: service.position}
 
         return Probe(name, service, service.topic, rating_position)
+    if name == "history":
+
+        async def history_positions() -> dict[int, int]:
+            return dict(service.positions)
+
+        return Probe(name, service, TABLE_EVENTS, history_positions)
     if name == "lobby-projector":
 
         async def projected() -> dict[int, int]:

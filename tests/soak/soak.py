@@ -25,7 +25,9 @@ c. per hand, seqs are exactly 1..n in log order (no event lost or repeated), eve
    ``rating.results``, and what each player's socket received matches the log;
 d. ``mahjong-planet ratings recompute`` equals the live ratings, bit for bit, with every
    result applied and more than zero rated hands;
-e. every Quick Play player was seated exactly once (``lobby.events``).
+e. every Quick Play player was seated exactly once (``lobby.events``);
+f. the hand history (written through the PostgreSQL restart) equals the log: every ended hand
+   exactly once with its four rows, and ``mahjong-planet history rebuild`` is identical.
 
 It writes the figures to ``--json`` and a summary to stdout, and exits 1 on any failure.
 External servers (``KAFKA_BOOTSTRAP_SERVERS``, ``MAHJONG_POSTGRES_DSN``) are not used: the
@@ -69,7 +71,7 @@ from tests.service.gateway_harness import seat_view
 REPO = Path(__file__).resolve().parents[2]
 KAFKA_SH = REPO / "deploy" / "kafka" / "kafka.sh"
 POSTGRES_SH = REPO / "deploy" / "postgres" / "postgres.sh"
-LAG_SERVICES = ("table", "clock", "bots", "matchmaking", "rating", "lobby-projector")
+LAG_SERVICES = ("table", "clock", "bots", "matchmaking", "rating", "lobby-projector", "history")
 HTTP_RETRY = (429, 500, 502, 503, 504)
 
 
@@ -878,6 +880,8 @@ class Soak:
 
         # e. Quick Play: every player seated exactly once
         checks["quick_play"] = await self.check_quick_play()
+        # f. the hand history (through the PostgreSQL restart) compared with the log
+        checks["history"] = await self.check_history(hands)
         checks["consumers_caught_up"] = {"ok": all(v == 0 for v in lags["lag"].values()), **lags}
         return {
             "hands": {
@@ -998,6 +1002,48 @@ class Soak:
             "not_seated_exactly_once": [
                 {"player": p, "tables_started": seated[p], "matched": matched[p]} for p in wrong
             ][:20],
+        }
+
+    async def check_history(self, hands: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        """History compared with the log: every ended hand has exactly its four rows, with
+        the log's scores and placements, nothing else; ``history rebuild`` is identical."""
+        import asyncpg
+
+        conn = await asyncpg.connect(self.dsn)
+        try:
+            rows = await conn.fetch("SELECT hand_id, seat, score, placement FROM history.hands")
+        finally:
+            await conn.close()
+        stored: dict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
+        doubled = 0
+        for r in rows:
+            doubled += r["seat"] in stored[r["hand_id"]]
+            stored[r["hand_id"]][r["seat"]] = (r["score"], r["placement"])
+        expected = {
+            h: {s: (end["scores"][s], end["placements"][s]) for s in range(4)}
+            for h, es in hands.items()
+            for end in es[-1:]
+            if end["type"] == "hand_ended"
+        }
+        missing = sorted(set(expected) - set(stored))
+        unexpected = sorted(set(stored) - set(expected))
+        wrong = sorted(h for h in set(expected) & set(stored) if stored[h] != expected[h])
+        rebuilt = await asyncio.to_thread(
+            self.cli, ["history", "rebuild", "--kafka", self.kafka, "--postgres", self.dsn], 600
+        )
+        return {
+            "ok": not (missing or unexpected or wrong or doubled)
+            and len(expected) > 0
+            and rebuilt.returncode == 0
+            and "IDENTICAL" in rebuilt.stdout,
+            "hands_ended": len(expected),
+            "hands_in_history": len(stored),
+            "rows": len(rows),
+            "missing": missing[:20],
+            "unexpected": unexpected[:20],
+            "differing": wrong[:20],
+            "rows_doubled": doubled,
+            "rebuild": rebuilt.stdout.strip().splitlines()[-6:] + rebuilt.stderr.splitlines()[-5:],
         }
 
 

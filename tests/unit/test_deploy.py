@@ -31,6 +31,7 @@ SERVICE_MODULES = (
     "services.matchmaking.service",
     "services.matchmaking.projection",
     "services.rating.service",
+    "services.history.service",
     "services.gateway.metrics",
 )
 
@@ -216,7 +217,8 @@ def test_the_dashboard_is_provisioned_and_queries_metrics_that_exist() -> None:
 
 
 @pytest.mark.parametrize(
-    "service", ["table", "clock", "bots", "matchmaking", "lobby-projector", "rating", "gateway"]
+    "service",
+    ["table", "clock", "bots", "matchmaking", "lobby-projector", "rating", "history", "gateway"],
 )
 def test_every_service_subcommand_explains_itself_and_its_operations(service: str) -> None:
     from services.cli import build_parser
