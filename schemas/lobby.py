@@ -8,13 +8,19 @@ rating to Quick Play requests (the matchmaking service keeps no ratings of its o
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+from msgspec import Meta
 
 from schemas import SCHEMA_VERSION, too_deep
+from schemas.types import PlayerId, Ref
 
 Strength = Literal["easy", "normal", "strong"]
+QueueRating = Annotated[float, Meta(ge=0.0, le=10_000.0)]
+"""A rating as the gateway adds it to Quick Play requests: finite, within what ratings reach."""
+ComputersAfter = Annotated[int, Meta(ge=0, le=600)]
+"""Seconds to wait for humans before computers fill a Quick Play table: at most 10 minutes."""
 ClockPreset = Literal["bullet", "blitz", "standard", "relaxed"]
 
 
@@ -40,8 +46,8 @@ class TableOptions(msgspec.Struct, frozen=True, kw_only=True):
 class MatchRequest(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Fields every request carries: who asks, and an id to answer and to drop duplicates."""
 
-    player: str
-    request_id: str
+    player: PlayerId
+    request_id: Ref
 
 
 class CreateTable(MatchRequest, frozen=True, tag="create_table"):
@@ -53,20 +59,20 @@ class CreateTable(MatchRequest, frozen=True, tag="create_table"):
 class JoinTable(MatchRequest, frozen=True, tag="join_table"):
     """Take a seat at an open table; a private table needs its invite ``code``."""
 
-    table_id: str
-    code: str | None = None
+    table_id: Ref
+    code: Ref | None = None
 
 
 class LeaveTable(MatchRequest, frozen=True, tag="leave_table"):
     """Give up one's seat before the table starts."""
 
-    table_id: str
+    table_id: Ref
 
 
 class FillWithComputers(MatchRequest, frozen=True, tag="fill_with_computers"):
     """The creator starts the table now, computers taking the empty seats."""
 
-    table_id: str
+    table_id: Ref
 
 
 class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
@@ -76,8 +82,8 @@ class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
     computers in the empty seats.
     """
 
-    rating: float = 1500.0
-    computers_after_s: int | None = None
+    rating: QueueRating = 1500.0
+    computers_after_s: ComputersAfter | None = None
 
 
 class LeaveQueue(MatchRequest, frozen=True, tag="leave_queue"):
@@ -88,7 +94,7 @@ class TableFinished(MatchRequest, frozen=True, tag="table_finished"):
     """Sent by the table service (``player`` "table-service") in the transaction that ends a
     table's last hand: its players are free again."""
 
-    table_id: str
+    table_id: Ref
 
 
 Request = (
