@@ -116,6 +116,7 @@ class LobbyProjection:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set."""
+        await dead_letters.create_topic(self.log, LOBBY_EVENTS)
         await self.start()
         self.progress.advanced(self.position)
         self.ready.set()

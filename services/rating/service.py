@@ -97,6 +97,7 @@ class RatingService:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Apply results until ``stop`` is set; the store must be started."""
+        await dead_letters.create_topic(self.log, self.topic)
         start = await self.store.position(self.topic)
         self.position = start.next_offset
         log.info(

@@ -18,7 +18,7 @@ import msgspec
 from prometheus_client import Counter
 
 from schemas.table import DeadLetter, encode
-from services.runtime.log import Outgoing, Record
+from services.runtime.log import EventLog, Outgoing, Record, TopicSpec
 
 DEAD_LETTERS = Counter(
     "mahjong_dead_letters",
@@ -33,6 +33,21 @@ RAW_LIMIT = 10_000
 def dead_letter_topic(topic: str) -> str:
     """Where records of ``topic`` that cannot be applied go."""
     return f"{topic}.dlq"
+
+
+async def create_topic(event_log: EventLog, topic: str) -> None:
+    """Create ``topic``'s dead-letter topic if it is missing (a test or ``--topic`` input
+    that ``services.runtime.topics`` does not list); kept for ever, like its letters'
+    offsets, which recompute reads."""
+    await event_log.create_topics(
+        [
+            TopicSpec(
+                dead_letter_topic(topic),
+                1,
+                description=f"records of {topic} that could not be applied, with the reason",
+            )
+        ]
+    )
 
 
 def letter(record: Record, reason: str) -> DeadLetter:

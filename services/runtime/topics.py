@@ -96,7 +96,6 @@ TOPICS: tuple[TopicSpec, ...] = (
         LOBBY_DLQ,
         1,
         retention_ms=4 * WEEK_MS,
-        description="records of lobby.events the lobby projector could not read, with the "
-        "reason",
+        description="records of lobby.events the lobby projector could not read, with the reason",
     ),
 )
