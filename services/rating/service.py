@@ -39,6 +39,7 @@ from services.rating.store import (
     Batch,
     FoldedLog,
     LogFold,
+    Position,
     RatingStore,
     RecomputeReport,
 )
@@ -97,8 +98,9 @@ class RatingService:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Apply results until ``stop`` is set; the store must be started."""
-        await dead_letters.create_topic(self.log, self.topic)
-        start = await self.store.position(self.topic)
+        start = await self._start_position(stop)
+        if start is None:
+            return
         self.position = start.next_offset
         log.info(
             "rating service started: topic=%s position=%d applied=%d ignored=%d",
@@ -135,6 +137,21 @@ class RatingService:
         finally:
             self.ready.clear()
             log.info("rating service stopped: topic=%s position=%d", self.topic, self.position)
+
+    async def _start_position(self, stop: asyncio.Event) -> Position | None:
+        """The stored position, waiting with backoff while the store or the log is away
+        (None: stopped meanwhile)."""
+        delay = self.retry_s
+        while not stop.is_set():
+            try:
+                await dead_letters.create_topic(self.log, self.topic)
+                return await self.store.position(self.topic)
+            except Exception as exc:
+                self.progress.failed(f"{type(exc).__name__}: {exc}")
+                log.warning("rating service cannot start yet (%s); retrying in %.1f s", exc, delay)
+                await self._pause(stop, delay)
+                delay = min(delay * 2, MAX_RETRY_S)
+        return None
 
     def _set_aside(self, exc: Exception) -> bool:
         """After a failed batch: whether the failure is the data's (poison), in which case

@@ -251,3 +251,42 @@ def test_recompute_fails_while_the_live_position_is_behind_the_log(
     assert code == 1, out.out
     assert "BEHIND" in out.out and "records from offset 6" in out.out
     assert "is behind the log" in out.err
+
+
+def test_a_database_that_goes_away_is_waited_for_not_taken_for_poison(
+    kafka_bootstrap: str, postgres_dsn: str, names: tuple[str, str]
+) -> None:
+    topic, schema = names
+    results = sample(60, seed=35, players=12)
+    app = f"rating-poison-{uuid.uuid4().hex[:8]}"
+    dsn = f"{postgres_dsn}{'&' if '?' in postgres_dsn else '?'}application_name={app}"
+
+    async def go() -> None:
+        async with opened(kafka_bootstrap, dsn, topic, schema) as (log, store):
+            await produce(log, results, topic)
+            service = RatingService(log, store, topic=topic, max_batch=10, retry_s=0.05)
+            stop = asyncio.Event()
+            task = asyncio.create_task(service.run(stop))
+            killer = await asyncpg.connect(postgres_dsn)
+            kills = 0
+            try:
+                async with asyncio.timeout(90):
+                    for _ in range(6):  # every connection of its pool ends, mid-batch or not
+                        await asyncio.sleep(0.3)
+                        kills += await killer.fetchval(
+                            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                            "WHERE application_name = $1",
+                            app,
+                        )
+                    while service.position < 60:
+                        await asyncio.sleep(0.05)
+            finally:
+                await killer.close()
+                stop.set()
+                await task
+            fold = fold_of(results)
+            assert await standings(store, fold) == expected(fold)
+            assert await _letters(log, topic) == []
+            assert kills > 0 and service.dead_letters == 0
+
+    asyncio.run(go())
