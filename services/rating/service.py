@@ -175,6 +175,7 @@ class RatingService:
     async def step(self) -> int:
         """Read and apply one batch from the current position; returns the records read."""
         limit = 1 if self.position < self._single_until else self.max_batch
+        self._records = []  # a failed read has no batch to narrow down
         records = await self.log.read(self.topic, PARTITION, self.position, limit)
         self._records = records
         if not records:
