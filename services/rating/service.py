@@ -158,6 +158,8 @@ class RatingService:
         the next batches narrow it down to one record and that one is dead-lettered."""
         if not dead_letters.is_poison(exc) or not self._records:
             return False
+        if self._records[0].offset in self._poison:
+            return False  # set aside already and still failing: not this record's fault
         first, last = self._records[0].offset, self._records[-1].offset
         if len(self._records) > 1:
             log.warning(
