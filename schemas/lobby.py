@@ -17,8 +17,9 @@ from schemas import SCHEMA_VERSION, too_deep
 from schemas.types import PlayerId, Ref
 
 Strength = Literal["easy", "normal", "strong"]
-QueueRating = Annotated[float, Meta(ge=0.0, le=10_000.0)]
-"""A rating as the gateway adds it to Quick Play requests: finite, within what ratings reach."""
+QueueRating = Annotated[float, Meta(ge=-100_000.0, le=100_000.0)]
+"""A rating as the gateway adds it to Quick Play requests: finite, and far wider than what
+ratings reach (they start at 1500 and have no floor), so no real player is refused."""
 ComputersAfter = Annotated[int, Meta(ge=0, le=600)]
 """Seconds to wait for humans before computers fill a Quick Play table: at most 10 minutes."""
 ClockPreset = Literal["bullet", "blitz", "standard", "relaxed"]

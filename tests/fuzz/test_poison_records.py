@@ -74,7 +74,7 @@ OUT_OF_BOUNDS: dict[str, list[bytes]] = {
         _REQUEST % (b'"p\\u0000"', b'"rating": 1500'),
         _REQUEST % (b'""', b'"rating": 1500'),
         _REQUEST % (b'"p-1"', b'"rating": 1e400'),
-        _REQUEST % (b'"p-1"', b'"rating": -5'),
+        _REQUEST % (b'"p-1"', b'"rating": -1e6'),
     ],
     TABLE_COMMANDS: [
         _COMMAND % (b"4", b""),
