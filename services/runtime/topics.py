@@ -16,6 +16,8 @@ MATCH_REQUESTS = "match.requests"
 LOBBY_EVENTS = "lobby.events"
 MATCH_REPLIES = "match.replies"
 LOBBY_SNAPSHOTS = "lobby.snapshots"
+RATING_DLQ = "rating.results.dlq"
+LOBBY_DLQ = "lobby.events.dlq"
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 
@@ -82,5 +84,18 @@ TOPICS: tuple[TopicSpec, ...] = (
         1,  # one partition: one fixed order in which ratings are applied (RULES.md §9)
         retention_ms=-1,
         description="results of rated hands, in the order ratings apply them; never deleted",
+    ),
+    TopicSpec(
+        RATING_DLQ,
+        1,
+        retention_ms=-1,  # recompute ignores the offsets the store refused: keep them
+        description="records of rating.results the rating service could not apply, with "
+        "the reason (out of bounds, or refused by the store); their offsets are skipped",
+    ),
+    TopicSpec(
+        LOBBY_DLQ,
+        1,
+        retention_ms=4 * WEEK_MS,
+        description="records of lobby.events the lobby projector could not read, with the reason",
     ),
 )

@@ -190,6 +190,8 @@ def test_alert_rules_cover_lag_errors_and_latency_with_metrics_that_exist() -> N
         "mahjong_consumer_lag",
         "mahjong_errors_total",
         "mahjong_table_command_latency_seconds_bucket",
+        "mahjong_consumer_stalled_seconds",
+        "mahjong_dead_letters_total",
     ):
         assert needed in exprs, f"no alert on {needed}"
     assert "histogram_quantile(0.99" in exprs
