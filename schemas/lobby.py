@@ -8,13 +8,21 @@ rating to Quick Play requests (the matchmaking service keeps no ratings of its o
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+from msgspec import Meta
 
 from schemas import SCHEMA_VERSION, too_deep
+from schemas.rating import Points
+from schemas.types import PlayerId, Ref
 
 Strength = Literal["easy", "normal", "strong"]
+QueueRating = Annotated[float, Meta(ge=-100_000.0, le=100_000.0)]
+"""A rating as the gateway adds it to Quick Play requests: finite, and far wider than what
+ratings reach (they start at 1500 and have no floor), so no real player is refused."""
+ComputersAfter = Annotated[int, Meta(ge=0, le=600)]
+"""Seconds to wait for humans before computers fill a Quick Play table: at most 10 minutes."""
 ClockPreset = Literal["bullet", "blitz", "standard", "relaxed"]
 
 
@@ -31,7 +39,6 @@ class TableOptions(msgspec.Struct, frozen=True, kw_only=True):
     public: bool = True
     computers: Strength | None = None
     pace: Literal["instant", "fast", "normal", "slow"] = "normal"  # the computers' pace
-    hands: int = 4  # hands the table plays before it closes (1 to 16)
 
 
 # --- requests (match.requests) -------------------------------------------------------------
@@ -40,8 +47,8 @@ class TableOptions(msgspec.Struct, frozen=True, kw_only=True):
 class MatchRequest(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Fields every request carries: who asks, and an id to answer and to drop duplicates."""
 
-    player: str
-    request_id: str
+    player: PlayerId
+    request_id: Ref
 
 
 class CreateTable(MatchRequest, frozen=True, tag="create_table"):
@@ -53,20 +60,36 @@ class CreateTable(MatchRequest, frozen=True, tag="create_table"):
 class JoinTable(MatchRequest, frozen=True, tag="join_table"):
     """Take a seat at an open table; a private table needs its invite ``code``."""
 
-    table_id: str
-    code: str | None = None
+    table_id: Ref
+    code: Ref | None = None
 
 
 class LeaveTable(MatchRequest, frozen=True, tag="leave_table"):
-    """Give up one's seat before the table starts."""
+    """Give up one's seat. Before a hand or between hands the seat is free at once; during a
+    hand a player who has won leaves at once, anyone else leaves the seat to the clock's
+    timeouts and is free when the hand ends (RULES.md §8)."""
 
-    table_id: str
+    table_id: Ref
+
+
+class PlayAgain(MatchRequest, frozen=True, tag="play_again"):
+    """Between hands at a casual table: deal me in to the next hand. The next hand is dealt
+    once every human still seated has asked for it."""
+
+    table_id: Ref
+
+
+class ArriveAtTable(MatchRequest, frozen=True, tag="arrive_at_table"):
+    """Sent by the gateway when a seated human's client has the table open while the table
+    waits to deal (``TableFound``): the deal waits for every seated human, or 10 s."""
+
+    table_id: Ref
 
 
 class FillWithComputers(MatchRequest, frozen=True, tag="fill_with_computers"):
     """The creator starts the table now, computers taking the empty seats."""
 
-    table_id: str
+    table_id: Ref
 
 
 class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
@@ -76,8 +99,8 @@ class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
     computers in the empty seats.
     """
 
-    rating: float = 1500.0
-    computers_after_s: int | None = None
+    rating: QueueRating = 1500.0
+    computers_after_s: ComputersAfter | None = None
 
 
 class LeaveQueue(MatchRequest, frozen=True, tag="leave_queue"):
@@ -86,9 +109,22 @@ class LeaveQueue(MatchRequest, frozen=True, tag="leave_queue"):
 
 class TableFinished(MatchRequest, frozen=True, tag="table_finished"):
     """Sent by the table service (``player`` "table-service") in the transaction that ends a
-    table's last hand: its players are free again."""
+    lobby table's hand, with the hand's result: ``players`` in seat order and their
+    ``points``. A rated or Quick Play table closes; a casual one waits for Play again."""
 
-    table_id: str
+    table_id: Ref
+    hand_id: Ref = ""
+    players: Annotated[list[PlayerId], Meta(max_length=4)] = []
+    points: Annotated[list[Points], Meta(max_length=4)] = []
+
+
+class PlayerWon(MatchRequest, frozen=True, tag="player_won"):
+    """Sent by the table service when a seat of a lobby table has won and so left the hand
+    (RULES.md §5): that player may leave the table at once."""
+
+    table_id: Ref
+    hand_id: Ref
+    winner: PlayerId
 
 
 Request = (
@@ -99,6 +135,9 @@ Request = (
     | JoinQueue
     | LeaveQueue
     | TableFinished
+    | PlayAgain
+    | ArriveAtTable
+    | PlayerWon
 )
 
 
@@ -132,22 +171,81 @@ class TableOpened(LobbyEvent, frozen=True, tag="table_opened"):
 
 
 class SeatTaken(LobbyEvent, frozen=True, tag="seat_taken"):
-    """A player sat down at a table that has not started."""
+    """A player sat down at an open table."""
 
     table_id: str
     player: str
 
 
 class SeatLeft(LobbyEvent, frozen=True, tag="seat_left"):
-    """A player left a table before it started."""
+    """A player left a table (before a hand, between hands, or after winning): free now."""
 
     table_id: str
     player: str
 
 
+class SeatLeaving(LobbyEvent, frozen=True, tag="seat_leaving"):
+    """A player left during a hand they are still in: the clock plays their seat, and they
+    are free, and out of the table, once the hand ends."""
+
+    table_id: str
+    player: str
+
+
+class TableFound(LobbyEvent, frozen=True, tag="table_found"):
+    """The table has its four players (seat order drawn at random, or moved on by one for a
+    table's next hand) and waits until every human has it open, or until ``deal_by_ms``."""
+
+    table_id: str
+    players: list[str]
+    computer_seats: list[int]
+    rated: bool
+    clock: ClockPreset | None
+    deal_by_ms: int
+    present: list[str] = []
+
+
+class PlayerArrived(LobbyEvent, frozen=True, tag="player_arrived"):
+    """A seated human's client has the table open (``ArriveAtTable``)."""
+
+    table_id: str
+    player: str
+
+
+class PlayerDone(LobbyEvent, frozen=True, tag="player_done"):
+    """A player has won and left the current hand; they may leave the table at once."""
+
+    table_id: str
+    player: str
+
+
+class HandFinished(LobbyEvent, frozen=True, tag="hand_finished"):
+    """A table's hand ended: its points (by player id) join the table's running totals. A
+    casual table then waits for Play again; a rated or Quick Play table closes."""
+
+    table_id: str
+    hand_id: str
+    points: dict[str, int] = {}
+
+
+class PlayAgainPressed(LobbyEvent, frozen=True, tag="play_again_pressed"):
+    """A seated human asked for the next hand."""
+
+    table_id: str
+    player: str
+
+
+class TableReopened(LobbyEvent, frozen=True, tag="table_reopened"):
+    """Between hands, a human left a table that takes no computers: it is open again for
+    others to join, with the remaining players seated."""
+
+    table_id: str
+
+
 class TableStarted(LobbyEvent, frozen=True, tag="table_started"):
-    """The table is full and its first hand is being dealt. ``players`` is the seat order,
-    drawn at random; computer seats are named ``computer:<strength>:<n>``."""
+    """A hand is being dealt at the table (its ``start_hand`` goes to ``table.commands`` in
+    the same transaction). ``players`` is the seat order; computer seats are named
+    ``computer:<strength>:<n>``."""
 
     table_id: str
     players: list[str]
@@ -157,7 +255,7 @@ class TableStarted(LobbyEvent, frozen=True, tag="table_started"):
 
 
 class TableClosed(LobbyEvent, frozen=True, tag="table_closed"):
-    """The table is over: all its hands were played, or everyone left before the start."""
+    """The table is over: its one rated or Quick Play hand ended, or every human left."""
 
     table_id: str
     reason: Literal["finished", "abandoned"]
@@ -178,7 +276,22 @@ class QueueLeft(LobbyEvent, frozen=True, tag="queue_left"):
     matched_table: str | None = None
 
 
-Event = TableOpened | SeatTaken | SeatLeft | TableStarted | TableClosed | QueueJoined | QueueLeft
+Event = (
+    TableOpened
+    | SeatTaken
+    | SeatLeft
+    | TableStarted
+    | TableClosed
+    | QueueJoined
+    | QueueLeft
+    | SeatLeaving
+    | TableFound
+    | PlayerArrived
+    | PlayerDone
+    | HandFinished
+    | PlayAgainPressed
+    | TableReopened
+)
 
 
 class LobbyEnvelope(msgspec.Struct, frozen=True, kw_only=True):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from schemas import events as ev
+from schemas import lobby as lb
 from schemas.commands import Command
 from schemas.table import CommandEnvelope, CommandRejected
 from schemas.table import encode as encode_envelope
@@ -34,6 +35,8 @@ from services.gateway import protocol as proto
 from services.gateway.accounts import Account
 from services.gateway.limits import TokenBucket
 from services.gateway.metrics import COMMANDS_SENT
+from services.gateway.sessions import SessionUnchecked
+from services.gateway.table_info import table_info
 from services.gateway.tables import Watched
 from services.gateway.visibility import hand_over, seen
 from services.rules.state import HandState
@@ -89,6 +92,9 @@ class Connection:
         self.names: dict[str, str] = {}
         self.closed = False
         self.prefix = ""
+        self.arrived_for = 0  # the deal_by_ms of the deal this socket said it is here for
+        self.session_key: str | None = None  # the SHA-256 of the hello's token
+        self.ending: Closing | None = None  # the session ended: close with this
 
     # --- the whole life -------------------------------------------------------------------
 
@@ -129,6 +135,8 @@ class Connection:
             await self.socket.close(closing.ws_code, closing.code)
 
     def _leave(self) -> None:
+        if self.session_key is not None:
+            self.gateway.sessions.unbind(self.session_key, self)
         if self.table_id:
             self.gateway.tables.unwatch(self.table_id, self)
             self.gateway.lobby.unlisten(self.table_id, self)
@@ -165,6 +173,9 @@ class Connection:
             )
         account = await self.gateway.accounts.authenticate(frame.token)
         if account is None:
+            raise Closing("unauthorized", "log in again: the session is unknown or expired")
+        self.session_key = await self.gateway.sessions.bind(frame.token, self)
+        if self.session_key is None:
             raise Closing("unauthorized", "log in again: the session is unknown or expired")
         self.account = account
         self.prefix = f"{account.id}/"
@@ -236,6 +247,17 @@ class Connection:
                 )
             )
 
+    def end(self, expired: bool) -> None:
+        """The session has ended (logout anywhere, or expiry): the writer closes the socket
+        with an error frame; nothing more is read or forwarded."""
+        if self.ending is None:
+            self.ending = (
+                Closing("session_expired", "the session has expired: log in again")
+                if expired
+                else Closing("session_ended", "the session has ended: log in again")
+            )
+        self.dirty.set()
+
     def _queue(self, frame: msgspec.Struct) -> None:
         try:
             self.outbox.put_nowait(frame)
@@ -260,6 +282,9 @@ class Connection:
         while not self.closed:
             await self.dirty.wait()
             self.dirty.clear()
+            if self.ending is not None:
+                await self._close_with(self.ending)
+                return
             while not self.outbox.empty():
                 await self.socket.send_text(proto.encode(self.outbox.get_nowait()))
             if self.lobby_dirty:
@@ -274,25 +299,25 @@ class Connection:
 
     async def _table_frame(self) -> proto.TableFrame:
         assert self.account is not None
+        await self._arrive()
+        return await table_info(self.gateway, self.table_id, self.account.id, proto.TableFrame)
+
+    async def _arrive(self) -> None:
+        """A table that found its players deals once every human has it open: say that this
+        one has (once per deal it waits for)."""
+        assert self.account is not None
         t = self.gateway.lobby.table(self.table_id)
-        if t is None:
-            closed = self.table_id in self.gateway.lobby.closed
-            return proto.TableFrame(
-                table_id=self.table_id, status="closed" if closed else "unknown"
+        if t is None or t.stage != "starting" or self.account.id not in t.seated:
+            return
+        if self.account.id in t.present or self.arrived_for == t.deal_by_ms:
+            return
+        self.arrived_for = t.deal_by_ms
+        await self.gateway.lobby.tell(
+            lb.ArriveAtTable(
+                player=self.account.id,
+                request_id=f"arrive:{self.table_id}:{t.deal_by_ms}:{self.account.id}",
+                table_id=self.table_id,
             )
-        people = t.players if t.started else t.seated
-        names = await self.gateway.names(people)
-        return proto.TableFrame(
-            table_id=t.table_id,
-            status="started" if t.started else "open",
-            seated=[
-                proto.SeatInfo(player=p, name=names.get(p, p), computer=p.startswith("computer:"))
-                for p in people
-            ],
-            options=t.options,
-            creator=t.creator,
-            code=t.code if t.creator == self.account.id else None,
-            quick_play=t.quick_play,
         )
 
     def seat(self) -> int | None:
@@ -440,12 +465,29 @@ class Connection:
         except msgspec.ValidationError as exc:
             self._error("bad_command", str(exc), cid)
             return
+        if not await self._session_alive(cid):
+            return
         record = Outgoing(
             TABLE_COMMANDS, self.table_id, encode_envelope(CommandEnvelope(command=command))
         )
         await self.gateway.log.produce([record])
         self.gateway.commands_sent += 1
         COMMANDS_SENT.inc()
+
+    async def _session_alive(self, cid: str) -> bool:
+        """Whether the session may still send commands (checked in the account store: it may
+        have ended on another gateway); a socket whose session has ended is closed."""
+        if self.ending is not None or self.session_key is None:
+            return False
+        try:
+            if await self.gateway.sessions.alive(self.session_key):
+                return True
+        except SessionUnchecked:
+            self._error("session_unchecked", "the session could not be checked; try again", cid)
+            return False
+        if self.ending is None:
+            self.end(expired=False)
+        return False
 
 
 def _disconnected(exc: BaseException) -> bool:

@@ -4,6 +4,10 @@
 with its public facts; ``lobby.position`` the next ``lobby.events`` offset to project. A
 batch of events and the position move in one database transaction, so a crash re-projects
 nothing twice and loses nothing. Invite codes are never written here.
+
+An event that does not decode goes to ``lobby.events.dlq`` with the reason and the position
+moves past it; a failed batch is retried with backoff, and ``progress`` reports a position
+that stops moving while events wait (``/readyz`` 503, ``mahjong_consumer_stalled_seconds``).
 """
 
 from __future__ import annotations
@@ -14,14 +18,17 @@ import logging
 import time
 
 import asyncpg
+import msgspec
 from prometheus_client import Counter
 
 from schemas import lobby as lb
 from services.matchmaking.lobby import Lobby, Table, apply
+from services.runtime import dead_letters
 from services.runtime.backoff import Backoff
 from services.runtime.kafka import BROKER_AWAY
 from services.runtime.log import EventLog
 from services.runtime.position import PositionBeyondEnd, check_position
+from services.runtime.progress import STALL_AFTER_S, Progress
 from services.runtime.topics import LOBBY_EVENTS
 
 log = logging.getLogger("mahjong.lobby")
@@ -74,13 +81,23 @@ _COLUMNS = (
 class LobbyProjection:
     """Follows ``lobby.events`` into PostgreSQL; ``public_tables`` is the lobby list."""
 
-    def __init__(self, event_log: EventLog, dsn: str) -> None:
+    def __init__(
+        self,
+        event_log: EventLog,
+        dsn: str,
+        *,
+        retry_s: float = 1.0,
+        stall_after_s: float = STALL_AFTER_S,
+    ) -> None:
         self.log = event_log
         self.dsn = dsn
         self.pool: asyncpg.Pool | None = None
         self.lobby = Lobby()
         self.position = 0
         self.projected = 0
+        self.dead_letters = 0
+        self.retry_s = retry_s
+        self.progress = Progress(LOBBY_EVENTS, stall_after_s)
         self.ready = asyncio.Event()
 
     async def start(self) -> None:
@@ -118,20 +135,23 @@ class LobbyProjection:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set. While PostgreSQL or the broker is away the
-        projector waits, not ready, and starts again from the stored position."""
+        projector waits, not ready, and starts again from the stored position; a batch that
+        fails for another reason is retried with backoff (unreadable records are set aside
+        on ``lobby.events.dlq``), and the stall gauge says so."""
         backoff = Backoff()
         said = -60.0
         try:
             while not stop.is_set():
                 try:
+                    await dead_letters.create_topic(self.log, LOBBY_EVENTS)
                     await self.start()
+                    self.progress.advanced(self.position)
                     self.ready.set()
                     backoff.reset()
-                    while not stop.is_set():
-                        if not await self.step():
-                            await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
+                    await self._project(stop)
                 except AWAY as exc:
                     self.ready.clear()
+                    self.progress.failed(f"{type(exc).__name__}: {exc}")
                     if time.monotonic() - said >= 60.0:
                         said = time.monotonic()
                         log.warning(
@@ -147,15 +167,53 @@ class LobbyProjection:
             self.ready.clear()
             await self.close()
 
+    async def _project(self, stop: asyncio.Event) -> None:
+        delay = self.retry_s
+        while not stop.is_set():
+            try:
+                handled = await self.step()
+            except AWAY:
+                raise
+            except Exception as exc:
+                self.progress.failed(f"{type(exc).__name__}: {exc}")
+                log.exception(
+                    "projecting lobby.events at %d failed; retrying in %.1f s",
+                    self.position,
+                    delay,
+                )
+                await self._recover(stop, delay)
+                delay = min(delay * 2, 30.0)
+                continue
+            delay = self.retry_s
+            if not handled:
+                await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
+
+    async def _recover(self, stop: asyncio.Event, delay: float) -> None:
+        """After a failed batch: wait, then take the lobby and the position from the
+        database again (the batch may have been applied to ``self.lobby`` in memory)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+        with contextlib.suppress(Exception):
+            await self.close()
+            self.pool, self.lobby = None, Lobby()
+            await self.start()
+
     async def step(self, limit: int = 1000) -> int:
         """Project the next batch of events; how many there were."""
         assert self.pool is not None
         records = await self.log.read(LOBBY_EVENTS, 0, self.position, limit)
         if not records:
+            self.progress.caught_up(self.position)
             return 0
         touched: set[str] = set()
+        letters = []
         for record in records:
-            event = lb.decode_lobby_event(record.value)
+            try:
+                event = lb.decode_lobby_event(record.value)
+            except msgspec.DecodeError as exc:
+                letters.append(dead_letters.outgoing("lobby-projector", record, str(exc)))
+                log.warning("lobby event at %d set aside: %s", record.offset, exc)
+                continue
             apply(self.lobby, event)
             table_id = getattr(event, "table_id", None)
             if table_id is not None:
@@ -163,6 +221,10 @@ class LobbyProjection:
         upserts = [_row(self.lobby.tables[t]) for t in touched if t in self.lobby.tables]
         gone = [t for t in touched if t not in self.lobby.tables]
         next_offset = records[-1].offset + 1
+        if letters:
+            # Before the commit: a crash between the two writes a letter again (same key).
+            await self.log.produce(letters)
+            self.dead_letters += len(letters)
         async with self.pool.acquire() as conn, conn.transaction():
             stored = await conn.fetchval(
                 "SELECT next_offset FROM lobby.position WHERE topic = $1 FOR UPDATE",
@@ -187,12 +249,14 @@ class LobbyProjection:
                 next_offset,
             )
         self.position = next_offset
+        self.progress.advanced(next_offset)
         self.projected += len(records)
         PROJECTED.inc(len(records))
         return len(records)
 
     async def public_tables(self) -> list[dict[str, object]]:
-        """The lobby list: public tables not yet started, oldest first."""
+        """The lobby list: public tables not yet started, oldest first (the tables in play
+        are in the same rows, ``started`` true)."""
         assert self.pool is not None
         rows = await self.pool.fetch(
             f"SELECT {_COLUMNS} FROM lobby.tables WHERE public AND NOT started "
@@ -210,7 +274,7 @@ def _row(t: Table) -> tuple[object, ...]:
         o.rated,
         o.clock,
         o.computers,
-        o.hands,
+        1,  # hands: every game is a single hand now; the column stays for older readers
         t.quick_play,
         list(t.seated),
         t.started,
@@ -225,7 +289,6 @@ def _table_of(row: asyncpg.Record) -> Table:
         clock=row["clock"],
         public=row["public"],
         computers=row["computers"],
-        hands=row["hands"],
     )
     return Table(
         table_id=row["table_id"],
@@ -233,7 +296,7 @@ def _table_of(row: asyncpg.Record) -> Table:
         options=options,
         quick_play=row["quick_play"],
         seated=list(row["seated"]),
-        started=row["started"],
+        stage="started" if row["started"] else "open",
         players=list(row["players"]),
         opened_ms=row["opened_ms"],
     )

@@ -75,7 +75,15 @@ def expected_answer(raw: str | bytes, seat: int) -> str | None:
         return "forbidden_command"
     for key in FILLED_BY_GATEWAY:
         body.pop(key, None)
-    body.update(seat=seat, table_id="t", command_id="a/b", hand_id="h", decision_seq=None)
+    # As the gateway fills them: the frame's decision_seq and hand_id are checked against
+    # the command's bounds too (a negative decision_seq is refused here, issue 17).
+    body.update(
+        seat=seat,
+        table_id="t",
+        command_id="a/b",
+        hand_id=frame.hand_id or "h",
+        decision_seq=frame.decision_seq,
+    )
     try:
         msgspec.convert(body, Command)
     except msgspec.ValidationError:
@@ -172,7 +180,7 @@ async def barrage(p: Platform, user: User, table_id: str, frames: int, seed: int
 def test_a_barrage_of_malformed_frames_is_answered_frame_by_frame(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path, limits=LIMITS) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
             players = [await connect(p, u, table_id) for u in users]
             game = asyncio.gather(*(play_with_bot(s) for s in players))
             frames = int(1_200 * SCALE)
@@ -256,7 +264,7 @@ def test_hostile_connections_are_closed_cleanly_and_the_hand_plays_on(tmp_path: 
 
     async def go() -> None:
         async with platform(tmp_path, limits=limits) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
             players = [await connect(p, u, table_id) for u in users]
             game = asyncio.gather(*(play_with_bot(s) for s in players))
             hello = json.dumps({"type": "hello", "token": users[1].token, "table_id": table_id})

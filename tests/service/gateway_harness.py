@@ -23,6 +23,8 @@ from services.bots import make_bot
 from services.clock.service import ClockService
 from services.gateway.app import Gateway
 from services.gateway.config import GatewayConfig, Limits
+from services.history.service import HistoryService
+from services.history.store import open_store as open_history_store
 from services.matchmaking.service import MatchmakingService
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.topics import TOPICS
@@ -52,7 +54,10 @@ async def platform(
     await log.start()
     await log.create_topics(TOPICS)
     stop = asyncio.Event()
-    services: list[Any] = [TableService(log)]
+    services: list[Any] = [
+        TableService(log),
+        HistoryService(log, open_history_store(None, directory)),
+    ]
     if matchmaking:
         services.append(MatchmakingService(log))
     if clock:
@@ -106,11 +111,11 @@ async def guest(p: Platform) -> User:
 async def table_of_four(
     p: Platform, options: dict[str, Any] | None = None
 ) -> tuple[str, list[User]]:
-    """Four guests at one table; it starts when the fourth sits down."""
+    """Four guests at one table; its hand is dealt once their clients open it (or 10 s)."""
     users = [await guest(p) for _ in range(4)]
     r = await p.http.post(
         "/api/tables",
-        json={"options": options or {"clock": None, "hands": 1}},
+        json={"options": options or {"clock": None}},
         headers=users[0].auth,
     )
     assert r.status_code == 201, r.text

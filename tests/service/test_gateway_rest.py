@@ -168,7 +168,7 @@ def test_quick_play_and_practice_go_through_matchmaking(tmp_path: Path) -> None:
             assert view["players"][view["seat"]]["player"] == me.id
             table = s.of_type("table")[-1]
             assert table["status"] == "started" and table["options"]["rated"] is False
-            assert table["options"]["public"] is False and table["options"]["hands"] == 1
+            assert table["options"]["public"] is False and "hands" not in table["options"]
             await s.close()
 
     asyncio.run(go())
@@ -235,7 +235,7 @@ def test_body_size_limit(tmp_path: Path) -> None:
 def test_hand_export_replay_and_history(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": False})
+            table_id, users = await table_of_four(p, {"clock": None, "public": False})
             sockets = [await connect(p, u, table_id) for u in users]
             others = asyncio.gather(*(play_with_bot(s) for s in sockets[1:]))
             await asyncio.wait_for(play_with_bot(sockets[0], stop_at_seq=30), 60)

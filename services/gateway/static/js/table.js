@@ -144,7 +144,7 @@ class TableClient {
         this.setNotice(serverMessage(e.reason, {}));
         this.closeNotice = true; // cleared once the socket is back
       }
-      if (e.code === 1008 && ["forbidden", "unauthorized", "unsupported_version"].includes(e.reason)) return;
+      if (e.code === 1008 && ["forbidden", "unauthorized", "unsupported_version", "session_ended", "session_expired"].includes(e.reason)) return;
       this.retry = Math.min(this.retry + 1, 6);
       setTimeout(() => this.connect(), 300 * 2 ** this.retry);
     };
