@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from tests.browser.conftest import ARTIFACTS, free_port, running_server
-from tests.browser.players import ui_play, ui_step
+from tests.browser.players import ui_play
 from tests.browser.test_web_client import open_page
 
 SIZES = [(1920, 1080), (1366, 768), (390, 844)]
@@ -40,12 +40,17 @@ def seen(url: str, page: Any, table_id: str) -> dict[str, Any]:
     }
 
 
+def my_turn(page: Any) -> bool:
+    """The seat is to discard (its legal tiles are marked)."""
+    return bool(page.locator(".my-hand button.tile.legal").count())
+
+
 def paused_dialog(page: Any) -> None:
     page.wait_for_selector("dialog.overlay [data-action='resume']", timeout=20_000)
 
 
 def test_a_paused_practice_hand_stays_paused_through_reloads_and_restarts(
-    browser: Any, tmp_path: Path, shot: Any
+    browser: Any, tmp_path: Path
 ) -> None:
     data, port, log = tmp_path / "data", free_port(), tmp_path / "server.log"
     with running_server(data, port, log) as url:
@@ -55,14 +60,15 @@ def test_a_paused_practice_hand_stays_paused_through_reloads_and_restarts(
         page.wait_for_url(re.compile(r".*#/table/.+"))
         table_id = page.url.split("#/table/")[1]
         page.wait_for_selector(".my-hand")
-        # Into the play, then pause while the computers are to play (not waiting for us).
-        ui_play(page, until=lambda pg: pg.locator(".discards .tile").count() >= 6)
-        while not seen(url, page, table_id)["computers_to_play"]:
-            ui_step(page)
+        # Into the play; then discard and pause at once, so the computers are to play: the
+        # socket carries the discard to the table first, then the pause.
+        ui_play(page, until=lambda pg: pg.locator(".discards .tile").count() >= 6 and my_turn(pg))
+        page.locator(".my-hand button.tile.legal").last.click()
         page.click("[data-action='pause']")
         paused_dialog(page)
         page.wait_for_timeout(500)  # the pause is on its way to the table
         at_pause = seen(url, page, table_id)
+        assert at_pause["computers_to_play"]
         page.wait_for_timeout(8_000)
         assert seen(url, page, table_id) == at_pause, "the hand moved while paused"
         assert at_pause["paused"], "the server does not know that the hand is paused"
@@ -96,7 +102,7 @@ def test_a_paused_practice_hand_stays_paused_through_reloads_and_restarts(
         assert seen(url, page, table_id) == at_pause
         # Resume: play goes on from the very decision that was pending.
         page.click("dialog.overlay [data-action='resume']")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while (now := seen(url, page, table_id))["seq"] <= at_pause["seq"] + 1:
             assert time.monotonic() < deadline, "play did not continue after the resume"
             page.wait_for_timeout(200)
