@@ -68,7 +68,8 @@ def test_a_paused_practice_hand_stays_paused_through_reloads_and_restarts(
         paused_dialog(page)
         page.wait_for_timeout(500)  # the pause is on its way to the table
         at_pause = seen(url, page, table_id)
-        assert at_pause["computers_to_play"]
+        # (Today's client-only pause fails here: the computers played on to our turn.)
+        assert at_pause["computers_to_play"], "the computers did not stop at the pause"
         page.wait_for_timeout(8_000)
         assert seen(url, page, table_id) == at_pause, "the hand moved while paused"
         assert at_pause["paused"], "the server does not know that the hand is paused"
