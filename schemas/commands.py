@@ -73,7 +73,29 @@ class Timeout(HandCommand, frozen=True, tag="timeout"):
     """
 
 
-Command = ChooseExchange | DeclareMissing | Discard | Kong | Hu | Pung | ClaimKong | Pass | Timeout
+class Pause(HandCommand, frozen=True, tag="pause"):
+    """Pause an untimed practice hand: no seat decides until ``resume`` (RULES.md §9,
+    docs/rules-decisions.md). Names the hand, not a decision: ``decision_seq`` is not checked,
+    and pausing leaves the pending decision as it is."""
+
+
+class Resume(HandCommand, frozen=True, tag="resume"):
+    """Continue a paused practice hand exactly where it stopped (the same pending decision)."""
+
+
+Command = (
+    ChooseExchange
+    | DeclareMissing
+    | Discard
+    | Kong
+    | Hu
+    | Pung
+    | ClaimKong
+    | Pass
+    | Timeout
+    | Pause
+    | Resume
+)
 
 COMMAND_TYPES: tuple[type[HandCommand], ...] = (
     ChooseExchange,
@@ -85,6 +107,8 @@ COMMAND_TYPES: tuple[type[HandCommand], ...] = (
     ClaimKong,
     Pass,
     Timeout,
+    Pause,
+    Resume,
 )
 
 

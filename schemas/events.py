@@ -246,6 +246,20 @@ class ClockStopped(HandEvent, frozen=True, tag="clock_stopped"):
     timeout: bool = False
 
 
+class HandPaused(HandEvent, frozen=True, tag="hand_paused"):
+    """The human of an untimed practice hand paused it: until ``hand_resumed`` no seat
+    decides, and every command but ``resume`` is refused. The pending decision stays
+    pending (``decision_seq`` does not move)."""
+
+    seat: Seat
+
+
+class HandResumed(HandEvent, frozen=True, tag="hand_resumed"):
+    """The paused hand continues where it stopped: the same decisions are pending."""
+
+    seat: Seat
+
+
 Event = (
     HandStarted
     | TilesDealt
@@ -268,6 +282,8 @@ Event = (
     | HandEnded
     | ClockStarted
     | ClockStopped
+    | HandPaused
+    | HandResumed
 )
 
 EVENT_TYPES: tuple[type[HandEvent], ...] = (
@@ -292,4 +308,6 @@ EVENT_TYPES: tuple[type[HandEvent], ...] = (
     HandEnded,
     ClockStarted,
     ClockStopped,
+    HandPaused,
+    HandResumed,
 )

@@ -94,3 +94,4 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     clock: str | None = None  # the clock preset; null: untimed
     clocks: list[ClockView] = []
     grace_ms: int = 0
+    paused: bool = False  # an untimed practice hand its human paused: nobody decides

@@ -114,6 +114,14 @@ class _ClockStopped(_Peek, tag="clock_stopped"):
     used_ms: int
 
 
+class _Paused(_Peek, tag="hand_paused"):
+    seat: int
+
+
+class _Resumed(_Peek, tag="hand_resumed"):
+    seat: int
+
+
 # Automatic events: only compared, never read.
 class _Dealt(_Peek, tag="tiles_dealt"): ...
 
@@ -157,6 +165,8 @@ _AnyPeek = (
     | _Declared
     | _ClockStarted
     | _ClockStopped
+    | _Paused
+    | _Resumed
     | _Dealt
     | _Resolved
     | _Revealed
@@ -181,6 +191,8 @@ PEEK_OF: dict[type[Any], type[Any]] = {
     ev.MissingSuitDeclared: _Declared,
     ev.ClockStarted: _ClockStarted,
     ev.ClockStopped: _ClockStopped,
+    ev.HandPaused: _Paused,
+    ev.HandResumed: _Resumed,
     ev.TilesDealt: _Dealt,
     ev.ExchangeResolved: _Resolved,
     ev.MissingSuitsRevealed: _Revealed,

@@ -474,6 +474,14 @@ def _declared(e: Any, decision_seq: int) -> cmd.HandCommand:
     return cmd.DeclareMissing(seat=e.seat, suit=e.suit, command_id=e.command_id)
 
 
+def _paused(e: Any, decision_seq: int) -> cmd.HandCommand:
+    return cmd.Pause(seat=e.seat, command_id=e.command_id)
+
+
+def _resumed(e: Any, decision_seq: int) -> cmd.HandCommand:
+    return cmd.Resume(seat=e.seat, command_id=e.command_id)
+
+
 COMMAND_OF: dict[type[Any], Callable[[Any, int], cmd.HandCommand | None]] = {
     ev.TileDiscarded: _discarded,
     ev.Passed: _passed,
@@ -483,6 +491,10 @@ COMMAND_OF: dict[type[Any], Callable[[Any, int], cmd.HandCommand | None]] = {
     ev.Won: _won,
     ev.ExchangeChosen: _exchanged,
     ev.MissingSuitDeclared: _declared,
+    # Pause and resume are the human's decisions too: re-decided, so one the rules refuse
+    # (in a timed or rated hand, say) fails the audit.
+    ev.HandPaused: _paused,
+    ev.HandResumed: _resumed,
 }
 """How each kind of decision event is rebuilt into its command. The functions read only the
 fields they name, so ``encoded_audit`` rebuilds its peeks (the same fields, decoded alone) with

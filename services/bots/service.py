@@ -6,6 +6,8 @@ and when a computer seat has a decision pending it hands the bot that seat's ``S
 (RULES.md §10, exactly what a human client gets) and sends the bot's ordinary command after
 the table's pace. A bot's command id names its decision (``bot:<hand>:<decision>:<seat>``),
 so a command sent again after a restart is answered as a duplicate, never applied twice.
+While a practice hand is paused no computer decides; a command already on its way is refused
+(``hand_paused``), so after ``hand_resumed`` every pending decision is planned again.
 On assignment the state is rebuilt from the tails of the active hands, like the clock's.
 """
 
@@ -56,6 +58,7 @@ class TablePlay:
     bots: dict[int, Bot]
     pace: Pace
     asked: set[tuple[int, int]] = field(default_factory=set)  # (decision_seq, seat) answered
+    pauses: int = 0  # hand_paused events seen: a command planned before one is not sent
 
 
 class BotService:
@@ -147,6 +150,11 @@ class BotService:
         if isinstance(event, ev.HandEnded):
             del self.tables[event.table_id]
             return False
+        if isinstance(event, ev.HandPaused):
+            play.pauses += 1
+        elif isinstance(event, ev.HandResumed):
+            # What was planned or sent before the pause was dropped or refused: plan again.
+            play.asked.clear()
         return True
 
     # --- deciding --------------------------------------------------------------------------------
@@ -155,7 +163,7 @@ class BotService:
         now: list[Outgoing] = []
         for table_id in sorted(table_ids):
             play = self.tables.get(table_id)
-            if play is None:
+            if play is None or play.state.paused:
                 continue
             for seat in pending_seats(play.state):
                 key = (play.state.decision_seq, seat)
@@ -171,19 +179,26 @@ class BotService:
                     now.append(_record(command))
                     self.round_trips.sent(command.command_id)
                 else:
-                    self._later(delay, table_id, key, command)
+                    self._later(delay, table_id, key, command, play.pauses)
         if now:
             await self.log.produce(now)
             SENT.labels("no").inc(len(now))
 
     def _later(
-        self, delay: float, table_id: str, key: tuple[int, int], command: cmd.HandCommand
+        self,
+        delay: float,
+        table_id: str,
+        key: tuple[int, int],
+        command: cmd.HandCommand,
+        pauses: int,
     ) -> None:
         async def send() -> None:
             await asyncio.sleep(delay)
             play = self.tables.get(table_id)
             if play is None or play.state.hand_id != command.hand_id:
                 return
+            if play.state.paused or play.pauses != pauses:
+                return  # paused meanwhile: planned again on resume
             if play.state.decision_seq != key[0] or key[1] not in pending_seats(play.state):
                 return  # the decision went away meanwhile (someone else's claim)
             await self.log.produce([_record(command)])

@@ -8,7 +8,7 @@ parts, so the client always holds seq 1..n with no gap.
 - Private to one seat: its dealt tiles, its draws, its exchange choice, its missing-suit
   declaration (until all four are revealed), the tiles it gave and received in the exchange.
 - Claims and passes in an open window: the seat's own at once, everyone's once the window
-  has resolved (any later event other than another answer or a clock event).
+  has resolved (any later event other than another answer, a clock event or a pause).
 - Hidden from everyone until the end: the wall, the seed and the exchange direction (the
   direction is public with ``exchange_resolved``).
 - After ``hand_ended`` everything is public.
@@ -24,7 +24,16 @@ from schemas import events as ev
 from services.gateway.protocol import HiddenEvent, SeenEvent
 
 _ANSWERS = (ev.ClaimDeclared, ev.Passed)
-_QUIET = (ev.ClaimDeclared, ev.Passed, ev.ClockStarted, ev.ClockStopped)
+# Events that do not resolve a window: the answers, the clocks, and a pause and its resume
+# (a pause in an open window must not show the human the computers' hidden answers).
+_QUIET = (
+    ev.ClaimDeclared,
+    ev.Passed,
+    ev.ClockStarted,
+    ev.ClockStopped,
+    ev.HandPaused,
+    ev.HandResumed,
+)
 
 
 def hand_over(events: Sequence[ev.Event]) -> bool:

@@ -17,6 +17,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from services.rules.analysis import POW5, best_reading
 from services.rules.claims import can_rob, claims_on, may_call, seats_after
+from services.rules.pause import pause_or_resume, refused_while_paused
 from services.rules.settlement import placements, settle_exhaustion
 from services.rules.shuffle import Deal, commitment
 from services.rules.state import APPLY_OWN, HU, KONG, PUNG, HandState, Window
@@ -123,8 +124,8 @@ def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
     """
     handler = _HANDLERS.get(type(command))
     # The usual command passes _common_checks at a glance (a seat number of a seat still in
-    # a dealt hand not over, naming no other hand or decision); anything else is looked at
-    # closely.
+    # a dealt hand not over and not paused, naming no other hand or decision); anything else
+    # is looked at closely.
     seat = command.seat
     phase = state.phase
     if (
@@ -136,7 +137,10 @@ def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
         or state.won[seat]
         or command.hand_id
         or command.decision_seq is not None
+        or state.paused
     ):
+        if isinstance(command, cmd.Pause | cmd.Resume):
+            return pause_or_resume(state, command)
         problem = _common_checks(state, command)
         if problem is not None:
             return problem
@@ -161,8 +165,10 @@ def pending_seats(state: HandState) -> list[int]:
 
 
 def legal_actions(state: HandState, seat: int) -> list[cmd.HandCommand]:
-    """Every command ``seat`` may send now (timeouts aside), each accepted by ``decide``."""
-    if seat not in pending_seats(state):
+    """Every command ``seat`` may send now (timeouts aside), each accepted by ``decide``.
+
+    None while the hand is paused (pause and resume are not decisions: not listed)."""
+    if state.paused or seat not in pending_seats(state):
         return []
     if state.phase == "exchange":
         return [
@@ -235,7 +241,7 @@ def _common_checks(state: HandState, c: cmd.HandCommand) -> cmd.Rejection | None
             f"decision {c.decision_seq} has passed; the pending decision is {state.decision_seq}",
             decision_seq=c.decision_seq,
         )
-    return None
+    return refused_while_paused(state)
 
 
 def _tile_arg(text: object) -> int | None:

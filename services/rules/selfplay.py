@@ -55,17 +55,28 @@ def play_random_hand(
     seed: bytes | None = None,
     timeout_rate: float = 0.0,
     eager: bool = False,
+    pause_rate: float = 0.0,
 ) -> tuple[HandState, list[ev.Event]]:
     """Deal from ``seed`` (or a random one) and play to the end with random legal choices.
 
     With ``timeout_rate`` > 0 a pending decision sometimes times out instead; ``eager`` players
-    follow ``eager_choice`` and so reach wins, kongs and robbing windows far more often.
+    follow ``eager_choice`` and so reach wins, kongs and robbing windows far more often. With
+    ``pause_rate`` > 0 the hand is a practice hand (seats 1-3 computers) whose seat 0
+    sometimes pauses it and resumes it at once.
     """
     seed = seed if seed is not None else random_seed(rng)
-    state, events = start_hand("table", "hand", shuffle(seed), seed=seed)
+    computers = [1, 2, 3] if pause_rate else None
+    state, events = start_hand("table", "hand", shuffle(seed), seed=seed, computer_seats=computers)
     while state.phase != "ended":
         seat = rng.choice(pending_seats(state))
         command: cmd.HandCommand
+        if pause_rate and rng.random() < pause_rate:
+            for pausing in (cmd.Pause(seat=0), cmd.Resume(seat=0)):
+                paused = handle(state, pausing)
+                if isinstance(paused, cmd.Rejection):
+                    raise AssertionError(f"{pausing} rejected: {paused.reason}")
+                events.extend(paused)
+            continue
         if timeout_rate and rng.random() < timeout_rate:
             command = cmd.Timeout(seat=seat, decision_seq=state.decision_seq)
         else:

@@ -147,6 +147,7 @@ class HandState:
     clock: Clock | None = None  # None: untimed
     rated: bool = False
     computer_seats: list[int] = field(default_factory=list)
+    paused: bool = False  # a practice hand its human paused (services.rules.pause)
 
     # --- derived facts -------------------------------------------------------------------
 
@@ -222,6 +223,7 @@ class HandState:
             clock=None if self.clock is None else self.clock.copy(),
             rated=self.rated,
             computer_seats=self.computer_seats[:],
+            paused=self.paused,
         )
 
     # --- tile movement -------------------------------------------------------------------
@@ -450,6 +452,14 @@ def _clock_stopped(s: HandState, e: ev.ClockStopped) -> None:
     clock.reserve[e.seat] = e.reserve_ms
 
 
+def _hand_paused(s: HandState, e: ev.HandPaused) -> None:
+    s.paused = True
+
+
+def _hand_resumed(s: HandState, e: ev.HandResumed) -> None:
+    s.paused = False  # nothing else changed while paused: the hand goes on where it stopped
+
+
 def _clock_of(s: HandState) -> Clock:
     if s.clock is None:
         raise ReplayError("a clock event in an untimed hand")
@@ -478,6 +488,8 @@ _APPLY: dict[type[Any], Callable[[HandState, Any], None]] = {
     ev.HandEnded: _hand_ended,
     ev.ClockStarted: _clock_started,
     ev.ClockStopped: _clock_stopped,
+    ev.HandPaused: _hand_paused,
+    ev.HandResumed: _hand_resumed,
 }
 
 

@@ -91,6 +91,7 @@ def seat_view(state: HandState, seat: int | None) -> SeatView:
         clock=None if state.clock is None else state.clock.preset,
         clocks=_clocks(state),
         grace_ms=0 if state.clock is None else state.clock.grace_ms,
+        paused=state.paused,
     )
 
 

@@ -10,6 +10,7 @@ Screenshots go to ``test-artifacts/screenshots/`` (``MAHJONG_ARTIFACTS`` to move
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -35,7 +36,7 @@ CHROMIUM_ARGS = [
 ARTIFACTS = Path(os.environ.get("MAHJONG_ARTIFACTS", ROOT / "test-artifacts")) / "screenshots"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -61,24 +62,16 @@ def browser(chromium_path: str) -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[str]:
-    """``mahjong-planet run`` on a free port; its base URL."""
-    port = _free_port()
-    log = (tmp_path / "server.log").open("w")
+@contextlib.contextmanager
+def running_server(data: Path, port: int, log_path: Path) -> Iterator[str]:
+    """``mahjong-planet run --data data --port port`` until the block ends; its base URL.
+
+    Run it again with the same ``data`` (and port) to restart the platform on its log."""
+    log = log_path.open("a")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "services.cli",
-            "run",
-            "--data",
-            str(tmp_path / "data"),
-            "--port",
-            str(port),
-        ],
+        [sys.executable, "-m", "services.cli", "run", "--data", str(data), "--port", str(port)],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -88,7 +81,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     try:
         for _ in range(200):
             if proc.poll() is not None:
-                raise RuntimeError((tmp_path / "server.log").read_text())
+                raise RuntimeError(log_path.read_text())
             try:
                 if httpx.get(f"{url}/healthz", timeout=1).json().get("ok"):
                     break
@@ -96,9 +89,7 @@ def server(tmp_path: Path) -> Iterator[str]:
                 pass
             time.sleep(0.1)
         else:
-            raise RuntimeError(
-                "the server did not come up:\n" + (tmp_path / "server.log").read_text()
-            )
+            raise RuntimeError("the server did not come up:\n" + log_path.read_text())
         yield url
     finally:
         proc.terminate()
@@ -107,6 +98,13 @@ def server(tmp_path: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """``mahjong-planet run`` on a free port; its base URL."""
+    with running_server(tmp_path / "data", free_port(), tmp_path / "server.log") as url:
+        yield url
 
 
 @pytest.fixture

@@ -58,7 +58,7 @@ def _catalogue() -> list[re.Pattern[str]]:
     """Every rejection code the rules engine can give, read from its source: each
     ``_reject("code", ...)``; an f-string code such as ``f"no_{claim}"`` becomes a pattern."""
     patterns = []
-    for name in ("hand.py", "clock.py"):
+    for name in ("hand.py", "clock.py", "pause.py"):
         text = (ROOT / "services" / "rules" / name).read_text()
         for code in re.findall(r'_reject\(\s*f?"([^"]+)"', text):
             patterns.append(re.compile(re.sub(r"\{[^}]*\}", "[a-z]+", code)))

@@ -143,7 +143,9 @@ def _corpus() -> list[dict[str, Any]]:
         events += hand
     for i in range(12):
         events += play_random_hand(random.Random(i), eager=True, timeout_rate=0.05)[1]
+    events += play_random_hand(random.Random(12), eager=True, pause_rate=0.2)[1]  # practice
     commands.append(cmd.Timeout(seat=2, decision_seq=7, hand_id="t#1"))
+    commands += [cmd.Pause(seat=0, hand_id="t#1"), cmd.Resume(seat=0, hand_id="t#1")]
     # Robbing windows are rare in random play: one written out.
     events.append(
         ev.RobbingWindowOpened(

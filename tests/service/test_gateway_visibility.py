@@ -81,3 +81,19 @@ def test_no_seat_ever_sees_what_is_hidden_from_it(hand: int) -> None:
             _check_view(prefix, seat)
     for seat in SEATS:  # the end reveals everything
         assert seen_events(events, seat) == events
+
+
+def test_a_pause_in_an_open_window_keeps_the_computers_answers_hidden() -> None:
+    """A pause is not the window resolving: the answers given so far stay hidden."""
+    for hand in range(200):
+        _, events = play_random_hand(random.Random(hand), eager=True, pause_rate=0.3)
+        for k, e in enumerate(events):
+            answered = isinstance(events[k - 1], ev.ClaimDeclared | ev.Passed)
+            if isinstance(e, ev.HandPaused) and answered and events[k - 1].seat != 0:
+                seen = seen_events(events[: k + 1], 0)
+                assert isinstance(seen[k - 1], HiddenEvent)
+                seen = seen_events(events[: k + 2], 0)  # and the resume after it
+                assert isinstance(events[k + 1], ev.HandResumed)
+                assert isinstance(seen[k - 1], HiddenEvent)
+                return
+    raise AssertionError("no hand paused right after a computer's answer")

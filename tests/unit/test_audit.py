@@ -138,6 +138,61 @@ def test_unfinished_hands_are_skipped_not_failed() -> None:
     assert audit_hand(events[:30]).hand_id == "hand"
 
 
+# --- pauses (practice) ----------------------------------------------------------------------
+
+
+@cache
+def paused_practice(i: int) -> tuple[ev.Event, ...]:
+    """An honest practice hand (seats 1-3 computers) that seat 0 paused and resumed."""
+    _, events = play_random_hand(random.Random(i), eager=True, pause_rate=0.15)
+    assert any(isinstance(e, ev.HandPaused) for e in events)
+    return tuple(events)
+
+
+def with_pause(events: Events, k: int, seat: int = 0) -> Events:
+    """``events`` with a pause and its resume logged before ``events[k]`` (seqs moved on)."""
+    e = events[k]
+    pause = ev.HandPaused(table_id=e.table_id, hand_id=e.hand_id, seq=e.seq, seat=seat)
+    resume = ev.HandResumed(table_id=e.table_id, hand_id=e.hand_id, seq=e.seq + 1, seat=seat)
+    later = [replace(x, seq=x.seq + 2) for x in events[k:]]
+    return [*events[:k], pause, resume, *later]
+
+
+@pytest.mark.parametrize("i", range(10))
+def test_honest_practice_hands_with_pauses_pass(i: int) -> None:
+    assert audit_hand(list(paused_practice(i))).ok
+
+
+def test_a_pause_in_a_hand_that_is_not_practice_fails() -> None:
+    events = hand(5)  # four humans
+    k = find(events, lambda e: isinstance(e, ev.TileDiscarded), 20)
+    result = failed(with_pause(events, k))
+    assert has_problem(result, events[k].seq, "hand_paused (seat 0)", "pause_not_allowed")
+
+
+def test_a_practice_hand_logged_as_rated_fails_at_its_pause() -> None:
+    events = list(paused_practice(0))
+    started = events[0]
+    assert isinstance(started, ev.HandStarted)
+    events[0] = replace(started, rated=True)
+    k = find(events, lambda e: isinstance(e, ev.HandPaused))
+    assert has_problem(failed(events), events[k].seq, "not a legal decision", "pause_not_allowed")
+
+
+def test_a_pause_by_a_computer_seat_fails() -> None:
+    events = list(paused_practice(1))
+    k = find(events, lambda e: isinstance(e, ev.HandPaused))
+    events[k] = replace(events[k], seat=2)
+    assert has_problem(failed(events), events[k].seq, "hand_paused (seat 2)", "pause_not_allowed")
+
+
+def test_a_resume_without_a_pause_fails() -> None:
+    events = list(paused_practice(2))
+    k = find(events, lambda e: isinstance(e, ev.HandPaused))
+    events[k] = ev.HandResumed(table_id="table", hand_id="hand", seq=events[k].seq, seat=0)
+    assert has_problem(failed(events), events[k].seq, "hand_resumed", "not_paused")
+
+
 # --- tampering: the seed and the deal --------------------------------------------------------
 
 

@@ -263,3 +263,36 @@ def test_a_log_written_before_a_field_was_added_passes_by_the_full_audit() -> No
     old_records = [r.replace(b',"computer_seats":[]', b"", 1) for r in records(events)]
     assert audit_if_exact(old_records) is None
     assert audit_encoded_hand(old_records) == audit_hand(events)
+
+
+def test_practice_hands_with_pauses_are_proven_by_their_bytes() -> None:
+    from tests.unit.test_audit import paused_practice
+
+    for i in range(5):
+        events = list(paused_practice(i))
+        want = audit_hand(events)
+        assert want.ok
+        assert audit_if_exact(array(events)) == want
+        assert audit_if_exact(records(events)) == want
+        peeks = audit_peeks(array(events))
+        for e, p in zip(events, peeks, strict=True):
+            assert peek_command(p, 7) == command_for(e, 7)
+
+
+def test_a_pause_in_a_timed_hand_gets_the_full_audits_failing_verdict() -> None:
+    from tests.unit.test_audit import with_pause
+
+    events = timed_hand(2)
+    # Before a decision (the clocks of the one before it are logged): a pause the human of
+    # a practice hand could send, in a timed hand.
+    k = next(
+        k
+        for k, e in enumerate(events)
+        if k > 30 and isinstance(e, ev.TileDiscarded) and isinstance(events[k - 1], ev.ClockStarted)
+    )
+    paused = with_pause(events, k)
+    want = audit_hand(paused)
+    assert want.failed and any("pause_not_allowed" in p for p in want.problems), want.problems
+    for encoded in (array(paused), records(paused)):
+        assert audit_if_exact(encoded) is None
+        assert audit_encoded_hand(encoded) == want

@@ -94,7 +94,7 @@ class TableClient {
     this.told = { decision: null, timeLow: null, status: "connecting" };
     const practice = practiceState();
     this.practice = practice && practice.table_id === tableId ? practice : null;
-    this.paused = this.practice ? Boolean(this.practice.paused) : false;
+    this.paused = false; // follows view.paused: the server holds a practice hand's pause
     this.showResult = false;
     this.keyHandler = (e) => this.onKey(e);
     document.addEventListener("keydown", this.keyHandler);
@@ -209,6 +209,7 @@ class TableClient {
         }
         if (this.frame && this.frame.hand_id !== f.hand_id) this.focusKey = null;
         this.frame = f;
+        this.followPause(f.view);
         if (f.view.phase === "ended") this.handEnded(f);
         break;
       case "rejected":
@@ -332,15 +333,18 @@ class TableClient {
     return this.legal().find((c) => c.type === "choose_exchange" && [...c.tiles].sort().join() === picked.join()) || null;
   }
 
+  // Pause and resume are commands (docs/gateway.md): the server stops the computers and
+  // the dialog follows the view it sends back, on every device and after a reload.
   setPaused(paused) {
+    if (!this.frame) return;
+    const id = `${paused ? "p" : "r"}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    this.send({ type: "command", command_id: id, hand_id: this.frame.hand_id, body: { type: paused ? "pause" : "resume" } });
+  }
+
+  followPause(view) {
+    const paused = Boolean(view.paused);
+    if (this.paused && !paused) this.told.decision = null; // say again what the seat is asked
     this.paused = paused;
-    if (this.practice) {
-      this.practice = { ...this.practice, paused };
-      localStorage.setItem("mp.practice", JSON.stringify(this.practice));
-    }
-    if (!paused) this.told.decision = null; // say again what the seat is asked
-    this.render();
-    if (!paused) this.tellDecision();
   }
 
   // --- keyboard ----------------------------------------------------------------------------
@@ -769,6 +773,10 @@ function describe(e, frame) {
       return t("log.exhausted");
     case "hand_ended":
       return t("log.ended");
+    case "hand_paused":
+      return t("log.paused");
+    case "hand_resumed":
+      return t("log.resumed");
     case "hidden":
       return null;
     default:
