@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -219,11 +220,15 @@ def test_kill_9_of_the_table_service_process_loses_nothing(tmp_path: Path) -> No
         proc = start()
         kills = 0
         done = asyncio.Event()
+        lifetimes = random.Random(5)
 
         async def killer() -> None:
             nonlocal proc, kills
             while not done.is_set():
-                await asyncio.sleep(0.7)
+                # A process's life of 0.7 to 2.5 s: long enough to start and decide some
+                # commands on a busy machine (a fixed 0.7 s could kill every process before
+                # it read anything), short enough to kill it mid-hand many times.
+                await asyncio.sleep(lifetimes.uniform(0.7, 2.5))
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
                 kills += 1
