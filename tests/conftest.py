@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Speed is measured by the benchmarks (tests/bench), never timed in tests: hypothesis's
+# per-example deadline would only make a property fail on a busy machine.
+settings.register_profile("mahjong", deadline=None)
+settings.load_profile("mahjong")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("MAHJONG_SHARED", ROOT.parent / "shared"))
