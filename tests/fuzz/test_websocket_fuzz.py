@@ -294,13 +294,16 @@ def test_hostile_connections_are_closed_cleanly_and_the_hand_plays_on(tmp_path: 
                 (1008, "unsupported_version"),
             ]
             # More sockets than one address may open: the extra ones are turned away (1013).
-            await asyncio.sleep(0.2)
+            for _ in range(200):  # the hostile sockets above are all gone (a busy machine)
+                if p.gateway.sockets == len(players):
+                    break
+                await asyncio.sleep(0.05)
             room = limits.ws_per_address - p.gateway.sockets
             extra = [await websockets.connect(p.ws_url) for _ in range(room + 3)]
             refused = 0
             for ws in extra:
                 try:
-                    await asyncio.wait_for(ws.recv(), 0.3)
+                    await asyncio.wait_for(ws.recv(), 2.0)
                 except websockets.ConnectionClosed:
                     refused += ws.close_code == 1013
                 except TimeoutError:
