@@ -125,6 +125,10 @@ class Connection:
     async def _close_with(self, closing: Closing) -> None:
         self.closed = True
         with contextlib.suppress(Exception):
+            # Frames queued before the reason to close (a rate_limited before the flood)
+            # go first, so the client reads them in the order they happened.
+            while not self.outbox.empty():
+                await self.socket.send_text(proto.encode(self.outbox.get_nowait()))
             await self.socket.send_text(
                 proto.encode(
                     proto.ErrorFrame(
