@@ -191,7 +191,7 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
             hand_id = first.hand_id
             await first.close()
             # The others play on while it is away, until the hand waits for it.
-            watcher = await connect(p, users[1], table_id)
+            watcher = sockets[1]
             await watcher.until(
                 lambda x: (
                     x.view is not None
@@ -203,7 +203,6 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
                     )
                 )
             )
-            await watcher.close()
             again = await connect(p, users[0], table_id, hand_id=hand_id, last_seq=last)
             await again.until(lambda x: x.view is not None)
             batch = again.of_type("events")[0]["events"]
@@ -224,11 +223,13 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
                         "passed",
                     )
             merged = {**held, **{e["seq"]: e for e in batch}}
+            # A new socket of the same player (it takes the seat from ``again``) gets it all.
+            seen = again.view["view"]
             fresh = await connect(p, users[0], table_id)
             await fresh.until(lambda x: x.view is not None and bool(x.events))
             assert merged == fresh.events
-            assert again.view["view"] == fresh.view["view"]
-            await asyncio.wait_for(asyncio.gather(play_with_bot(again), others), 120)
+            assert seen == fresh.view["view"]
+            await asyncio.wait_for(asyncio.gather(play_with_bot(fresh), others), 120)
             for s in (again, fresh, *sockets[1:]):
                 await s.close()
 
@@ -288,5 +289,51 @@ def test_strangers_and_bad_tokens_are_refused(tmp_path: Path, public: bool) -> N
             late = await connect(p, stranger, table_id, v=99)
             await late.until(lambda x: x.closed)
             assert late.of_type("error")[-1]["code"] == "unsupported_version"
+
+    asyncio.run(go())
+
+
+def test_a_second_socket_of_a_player_takes_the_seat_and_the_first_is_told(
+    tmp_path: Path,
+) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            first = await connect(p, users[0], table_id)
+            await first.until(lambda x: x.view is not None)
+            # A spectator of the same table is not affected by anyone's second tab.
+            watcher = await guest(p)
+            w = await connect(p, watcher, table_id)
+            await w.until(lambda x: x.view is not None)
+            second = await connect(p, users[0], table_id)
+            await second.until(lambda x: x.view is not None)
+            await first.until(lambda x: x.closed)
+            assert first.of_type("error")[-1]["code"] == "opened_elsewhere"
+            assert first.ws.close_code == 1008 and first.ws.close_reason == "opened_elsewhere"
+            assert second.of_type("welcome")[0]["role"] == "player" and not second.closed
+            # The second socket drives the seat.
+            mine = second.view["view"]["seat"] if second.view else None
+            tiles = second.view["view"]["players"][mine]["hand"] if second.view else []
+            three = next(
+                v[:3] for v in ([t for t in tiles if t[1] == x] for x in "mps") if len(v) >= 3
+            )
+            await second.send(
+                {
+                    "type": "command",
+                    "command_id": "s1",
+                    "body": {"type": "choose_exchange", "tiles": three},
+                }
+            )
+            await second.until(
+                lambda x: x.view is not None and x.view["view"]["players"][mine]["chose_exchange"]
+            )
+            # "Use here": opening it again moves the seat back, and the other one is told.
+            again = await connect(p, users[0], table_id)
+            await again.until(lambda x: x.view is not None)
+            await second.until(lambda x: x.closed)
+            assert second.of_type("error")[-1]["code"] == "opened_elsewhere"
+            assert not w.closed and not w.of_type("error")
+            for s in (again, w):
+                await s.close()
 
     asyncio.run(go())

@@ -4,13 +4,11 @@ import { api } from "./api.js";
 import { h, playerName } from "./board.js";
 import { announce } from "./a11y.js";
 import { currentLanguage, serverMessage, t, translatePage } from "./i18n.js";
+import { followSeat, pollNow, stopFollowing } from "./seating.js";
 import { practiceResults, practiceState } from "./table.js";
 
-let poller = null;
-
 export function closeLobby() {
-  if (poller) clearInterval(poller);
-  poller = null;
+  stopFollowing();
 }
 
 function field(label, control) {
@@ -192,19 +190,18 @@ export function openLobby(root) {
   translatePage(root);
 
   let lastVersion = -1;
-  async function refresh() {
-    let data;
-    try {
-      data = await api("GET", "/api/lobby");
-    } catch (e) {
-      fail(e);
+  const refresh = () => pollNow();
+  // Every answer of the seat poll (seating.js, which also takes the page to the table).
+  function show(data, error) {
+    if (error) {
+      fail(error);
       return;
     }
     if (data.queue_since_ms) {
       quickStatus.textContent = t("quick.waiting", { s: Math.round((Date.now() - data.queue_since_ms) / 1000) });
     } else quickStatus.textContent = "";
     if (data.table_id && !(practice && practice.table_id === data.table_id && practice.finished)) {
-      quickStatus.replaceChildren(h("a", { href: `#/table/${encodeURIComponent(data.table_id)}`, class: "button", dataset: { action: "my-table" }, text: t("lobby.my_table") }));
+      quickStatus.replaceChildren(h("a", { href: `#/table/${encodeURIComponent(data.table_id)}`, class: "button primary", dataset: { action: "my-table" }, text: t("lobby.my_table") }));
     }
     if (data.version === lastVersion) return;
     lastVersion = data.version;
@@ -227,8 +224,7 @@ export function openLobby(root) {
       );
     }
   }
-  refresh();
-  poller = setInterval(refresh, 2500);
+  followSeat(show);
 }
 
 export async function joinTable(tableId, code, fail) {

@@ -16,6 +16,8 @@ import { suitLabel, tileLabel } from "./tiles.js";
 
 const PROTOCOL = 1;
 const TIME_LOW_MS = 5000;
+// Close reasons after which the client stops (docs/gateway.md) and shows why, with a way on.
+const STOPPED = ["forbidden", "table_closed", "opened_elsewhere", "unauthorized", "unsupported_version"];
 let current = null;
 
 export function closeTable() {
@@ -96,6 +98,7 @@ class TableClient {
     this.practice = practice && practice.table_id === tableId ? practice : null;
     this.paused = this.practice ? Boolean(this.practice.paused) : false;
     this.showResult = false;
+    this.stopped = null; // the close reason the client stopped at (STOPPED)
     this.keyHandler = (e) => this.onKey(e);
     document.addEventListener("keydown", this.keyHandler);
     this.focusHandler = (e) => {
@@ -136,18 +139,41 @@ class TableClient {
     };
     ws.onmessage = (m) => this.onFrame(JSON.parse(m.data));
     ws.onclose = (e) => {
+      if (ws !== this.ws) return; // an old socket, replaced by "use here"
       this.status = "offline";
       this.renderStatus();
       if (this.closed) return;
+      if (e.code === 1008 && STOPPED.includes(e.reason)) {
+        this.stop(e.reason);
+        return;
+      }
       // A close reason is a code (docs/gateway.md): say it in the chosen language.
       if (e.reason && !this.notice) {
         this.setNotice(serverMessage(e.reason, {}));
         this.closeNotice = true; // cleared once the socket is back
       }
-      if (e.code === 1008 && ["forbidden", "unauthorized", "unsupported_version"].includes(e.reason)) return;
       this.retry = Math.min(this.retry + 1, 6);
       setTimeout(() => this.connect(), 300 * 2 ** this.retry);
     };
+  }
+
+  // The server closed the table to this client for good (or until "use here").
+  stop(reason) {
+    this.stopped = reason;
+    this.notice = "";
+    this.render();
+    if (reason !== "opened_elsewhere") {
+      const back = this.root.querySelector('[data-action="to-lobby"]');
+      if (back) back.focus();
+    }
+  }
+
+  // "Use here": open the table again, which moves the seat back to this tab.
+  useHere() {
+    this.stopped = null;
+    this.retry = 0;
+    this.connect();
+    this.render();
   }
 
   lastSeq() {
@@ -214,6 +240,7 @@ class TableClient {
       case "rejected":
       case "error":
         this.sentFor = null;
+        if (STOPPED.includes(f.code) && !f.command_id) return; // the close that follows says it
         this.setNotice(serverMessage(f.code, f.params, f.reason));
         break;
     }
@@ -434,6 +461,8 @@ class TableClient {
   }
 
   tick() {
+    const deal = this.root.querySelector("[data-deal-countdown]");
+    if (deal) deal.textContent = t("table.deal_in", { s: Math.max(0, Math.ceil((Number(deal.dataset.dealCountdown) - this.serverNow()) / 1000)) });
     if (!this.frame) return;
     const view = this.frame.view;
     this.root.querySelectorAll("[data-clock-seat]").forEach((node) => {
@@ -459,7 +488,7 @@ class TableClient {
     const focusedIndex = hadFocus && !focusedKey && !focusedAction ? this.focusables().indexOf(active) : -1;
     const root = this.root;
     root.replaceChildren();
-    const dialogOpen = this.paused || (this.showResult && this.finished);
+    const dialogOpen = this.stopped || this.paused || (this.showResult && this.finished);
     const top = h(
       "div",
       { class: "table-bar" },
@@ -481,9 +510,14 @@ class TableClient {
     );
     root.append(top);
     this.renderStatus();
+    if (this.stopped && this.stopped !== "opened_elsewhere") {
+      root.append(this.goneBox(this.stopped));
+      return;
+    }
     if (!this.frame) {
       root.append(this.waiting());
-      if (hadFocus) this.restoreFocus(null, focusedAction, focusedIndex, active);
+      if (this.stopped) this.showDialog(this.elsewhereDialog(), focusedAction);
+      else if (hadFocus) this.restoreFocus(null, focusedAction, focusedIndex, active);
       return;
     }
     const frame = this.frame;
@@ -512,7 +546,8 @@ class TableClient {
     }
     root.append(side);
     let dialog = null;
-    if (this.paused) dialog = this.pausedDialog();
+    if (this.stopped) dialog = this.elsewhereDialog();
+    else if (this.paused) dialog = this.pausedDialog();
     else if (this.showResult && this.finished) dialog = this.resultDialog();
     if (dialog) {
       root.append(dialog);
@@ -554,6 +589,45 @@ class TableClient {
 
   focusables() {
     return [...this.root.querySelectorAll("a[href], button, summary, input, select, [tabindex='0']")];
+  }
+
+  showDialog(dialog, focusedAction) {
+    this.root.append(dialog);
+    dialog.showModal();
+    const again = focusedAction && dialog.querySelector(`[data-action="${focusedAction}"]`);
+    if (again) again.focus();
+  }
+
+  // The table cannot be shown here (STOPPED, or a table that has ended): say why, and the
+  // way back to the lobby.
+  goneBox(code) {
+    return h(
+      "section",
+      { class: "waiting gone", role: "alert", "aria-labelledby": "gone-title", dataset: { testid: "table-gone", code } },
+      h("h2", { id: "gone-title", text: t(`table.gone_${code}`) }),
+      h("p", { text: serverMessage(code, {}) }),
+      h("div", { class: "waiting-actions" }, h("a", { class: "button primary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") })),
+    );
+  }
+
+  // Another tab (or device) of this player opened the table and took the seat.
+  elsewhereDialog() {
+    return h(
+      "dialog",
+      { class: "overlay", "aria-labelledby": "elsewhere-title", "aria-describedby": "elsewhere-help", dataset: { testid: "opened-elsewhere" }, oncancel: (e) => e.preventDefault() },
+      h(
+        "div",
+        { class: "overlay-box" },
+        h("h2", { id: "elsewhere-title", text: t("table.elsewhere_title") }),
+        h("p", { id: "elsewhere-help", text: t("table.elsewhere_help") }),
+        h(
+          "div",
+          { class: "result-actions" },
+          h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "use-here" }, onclick: () => this.useHere(), text: t("table.use_here") }),
+          h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") }),
+        ),
+      ),
+    );
   }
 
   pausedDialog() {
@@ -628,7 +702,11 @@ class TableClient {
       box.append(h("p", { text: t("table.loading") }));
       return box;
     }
-    box.append(h("h2", { text: t(`table.status_${tf.status}`) }));
+    if (tf.status === "closed") return this.goneBox("table_closed");
+    const found = tf.status === "starting";
+    box.classList.toggle("found", found);
+    box.append(h("h2", { dataset: { testid: "table-status" }, text: t(`table.status_${tf.status}`) }));
+    if (found && tf.deal_by_ms) box.append(h("p", { class: "muted", dataset: { dealCountdown: tf.deal_by_ms } }));
     if (tf.options) {
       const o = tf.options;
       box.append(
@@ -643,8 +721,8 @@ class TableClient {
         }),
       );
     }
-    const seats = h("ol", { class: "seats" });
-    tf.seated.forEach((s) => seats.append(h("li", { text: s.computer ? playerName(s.player, {}) : s.name })));
+    const seats = h("ol", { class: found ? "seats found-seats" : "seats", dataset: { testid: "seats" } });
+    tf.seated.forEach((s) => seats.append(this.seatLine(s, found)));
     for (let i = tf.seated.length; i < 4 && tf.status === "open"; i++) seats.append(h("li", { class: "empty", text: t("table.empty_seat") }));
     box.append(seats);
     const me = session() && session().account ? session().account.id : null;
@@ -667,6 +745,21 @@ class TableClient {
     box.append(actions);
     if (this.notice) box.append(h("p", { class: "notice", dataset: { testid: "notice" }, text: this.notice }));
     return box;
+  }
+
+  // A seat of the waiting table; at a table just found, with the rating and whether the
+  // player has the table open yet (the deal waits for them, at most until deal_by_ms).
+  seatLine(s, found) {
+    const name = s.computer ? playerName(s.player, {}) : s.name;
+    if (!found) return h("li", { text: name });
+    const me = session() && session().account ? session().account.id : null;
+    return h(
+      "li",
+      { class: s.player === me ? "found-seat is-me" : "found-seat" },
+      h("span", { class: "found-name", text: name }),
+      s.rating !== null && s.rating !== undefined && !s.computer ? h("span", { class: "found-rating", text: t("table.rating", { rating: Math.round(s.rating) }) }) : null,
+      !s.computer ? h("span", { class: "muted", text: s.present ? t("table.present") : t("table.opening") }) : null,
+    );
   }
 
   async request(path) {
