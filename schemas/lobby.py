@@ -31,7 +31,6 @@ class TableOptions(msgspec.Struct, frozen=True, kw_only=True):
     public: bool = True
     computers: Strength | None = None
     pace: Literal["instant", "fast", "normal", "slow"] = "normal"  # the computers' pace
-    hands: int = 4  # hands the table plays before it closes (1 to 16)
 
 
 # --- requests (match.requests) -------------------------------------------------------------
@@ -58,7 +57,23 @@ class JoinTable(MatchRequest, frozen=True, tag="join_table"):
 
 
 class LeaveTable(MatchRequest, frozen=True, tag="leave_table"):
-    """Give up one's seat before the table starts."""
+    """Give up one's seat. Before a hand or between hands the seat is free at once; during a
+    hand a player who has won leaves at once, anyone else leaves the seat to the clock's
+    timeouts and is free when the hand ends (RULES.md §8)."""
+
+    table_id: str
+
+
+class PlayAgain(MatchRequest, frozen=True, tag="play_again"):
+    """Between hands at a casual table: deal me in to the next hand. The next hand is dealt
+    once every human still seated has asked for it."""
+
+    table_id: str
+
+
+class ArriveAtTable(MatchRequest, frozen=True, tag="arrive_at_table"):
+    """Sent by the gateway when a seated human's client has the table open while the table
+    waits to deal (``TableFound``): the deal waits for every seated human, or 10 s."""
 
     table_id: str
 
@@ -86,9 +101,22 @@ class LeaveQueue(MatchRequest, frozen=True, tag="leave_queue"):
 
 class TableFinished(MatchRequest, frozen=True, tag="table_finished"):
     """Sent by the table service (``player`` "table-service") in the transaction that ends a
-    table's last hand: its players are free again."""
+    lobby table's hand, with the hand's result: ``players`` in seat order and their
+    ``points``. A rated or Quick Play table closes; a casual one waits for Play again."""
 
     table_id: str
+    hand_id: str = ""
+    players: list[str] = []
+    points: list[int] = []
+
+
+class PlayerWon(MatchRequest, frozen=True, tag="player_won"):
+    """Sent by the table service when a seat of a lobby table has won and so left the hand
+    (RULES.md §5): that player may leave the table at once."""
+
+    table_id: str
+    hand_id: str
+    winner: str
 
 
 Request = (
@@ -99,6 +127,9 @@ Request = (
     | JoinQueue
     | LeaveQueue
     | TableFinished
+    | PlayAgain
+    | ArriveAtTable
+    | PlayerWon
 )
 
 
@@ -132,22 +163,81 @@ class TableOpened(LobbyEvent, frozen=True, tag="table_opened"):
 
 
 class SeatTaken(LobbyEvent, frozen=True, tag="seat_taken"):
-    """A player sat down at a table that has not started."""
+    """A player sat down at an open table."""
 
     table_id: str
     player: str
 
 
 class SeatLeft(LobbyEvent, frozen=True, tag="seat_left"):
-    """A player left a table before it started."""
+    """A player left a table (before a hand, between hands, or after winning): free now."""
 
     table_id: str
     player: str
 
 
+class SeatLeaving(LobbyEvent, frozen=True, tag="seat_leaving"):
+    """A player left during a hand they are still in: the clock plays their seat, and they
+    are free, and out of the table, once the hand ends."""
+
+    table_id: str
+    player: str
+
+
+class TableFound(LobbyEvent, frozen=True, tag="table_found"):
+    """The table has its four players (seat order drawn at random, or moved on by one for a
+    table's next hand) and waits until every human has it open, or until ``deal_by_ms``."""
+
+    table_id: str
+    players: list[str]
+    computer_seats: list[int]
+    rated: bool
+    clock: ClockPreset | None
+    deal_by_ms: int
+    present: list[str] = []
+
+
+class PlayerArrived(LobbyEvent, frozen=True, tag="player_arrived"):
+    """A seated human's client has the table open (``ArriveAtTable``)."""
+
+    table_id: str
+    player: str
+
+
+class PlayerDone(LobbyEvent, frozen=True, tag="player_done"):
+    """A player has won and left the current hand; they may leave the table at once."""
+
+    table_id: str
+    player: str
+
+
+class HandFinished(LobbyEvent, frozen=True, tag="hand_finished"):
+    """A table's hand ended: its points (by player id) join the table's running totals. A
+    casual table then waits for Play again; a rated or Quick Play table closes."""
+
+    table_id: str
+    hand_id: str
+    points: dict[str, int] = {}
+
+
+class PlayAgainPressed(LobbyEvent, frozen=True, tag="play_again_pressed"):
+    """A seated human asked for the next hand."""
+
+    table_id: str
+    player: str
+
+
+class TableReopened(LobbyEvent, frozen=True, tag="table_reopened"):
+    """Between hands, a human left a table that takes no computers: it is open again for
+    others to join, with the remaining players seated."""
+
+    table_id: str
+
+
 class TableStarted(LobbyEvent, frozen=True, tag="table_started"):
-    """The table is full and its first hand is being dealt. ``players`` is the seat order,
-    drawn at random; computer seats are named ``computer:<strength>:<n>``."""
+    """A hand is being dealt at the table (its ``start_hand`` goes to ``table.commands`` in
+    the same transaction). ``players`` is the seat order; computer seats are named
+    ``computer:<strength>:<n>``."""
 
     table_id: str
     players: list[str]
@@ -157,7 +247,7 @@ class TableStarted(LobbyEvent, frozen=True, tag="table_started"):
 
 
 class TableClosed(LobbyEvent, frozen=True, tag="table_closed"):
-    """The table is over: all its hands were played, or everyone left before the start."""
+    """The table is over: its one rated or Quick Play hand ended, or every human left."""
 
     table_id: str
     reason: Literal["finished", "abandoned"]
@@ -178,7 +268,22 @@ class QueueLeft(LobbyEvent, frozen=True, tag="queue_left"):
     matched_table: str | None = None
 
 
-Event = TableOpened | SeatTaken | SeatLeft | TableStarted | TableClosed | QueueJoined | QueueLeft
+Event = (
+    TableOpened
+    | SeatTaken
+    | SeatLeft
+    | TableStarted
+    | TableClosed
+    | QueueJoined
+    | QueueLeft
+    | SeatLeaving
+    | TableFound
+    | PlayerArrived
+    | PlayerDone
+    | HandFinished
+    | PlayAgainPressed
+    | TableReopened
+)
 
 
 class LobbyEnvelope(msgspec.Struct, frozen=True, kw_only=True):

@@ -26,8 +26,7 @@ class StartHand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag
     rated: bool = False  # needs a clock and four humans (RULES.md §9)
     computer_seats: list[int] = []
     pace: str = "normal"  # the computer seats' pace: instant, fast, normal or slow
-    hands: int = 1  # hands in a row at this table; each next one starts when one ends
-    lobby: bool = False  # tell matchmaking (match.requests) when the last hand ends
+    lobby: bool = False  # tell matchmaking (match.requests) of winners and the hand's end
 
 
 TableCommand = Command | StartHand
@@ -76,8 +75,7 @@ class TableHead(msgspec.Struct, frozen=True, kw_only=True):
     start_offset: int
     start_command_id: str = ""
     ended: bool = False
-    session: StartHand | None = None  # what started the table's current run of hands
-    session_first: int = 0  # the number of that run's first hand
+    session: StartHand | None = None  # what started the table's current hand
     v: int = SCHEMA_VERSION
 
 

@@ -31,6 +31,7 @@ from services.gateway.accounts import (
 )
 from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.lobby import RequestTimeout
+from services.gateway.table_info import table_info
 from services.gateway.visibility import hand_over, seen_events
 from services.rules.view import seat_view
 
@@ -225,56 +226,35 @@ async def me(request: Request[Any, Any, Any]) -> MeOut:
 # --- lobby and tables ------------------------------------------------------------------------
 
 
-class TableOut(msgspec.Struct, frozen=True, kw_only=True):
-    table_id: str
-    status: Literal["open", "started", "closed", "unknown"]
-    creator: str | None = None
-    options: lb.TableOptions | None = None
-    seated: list[proto.SeatInfo] = []
-    code: str | None = None  # a private table's invite code: for its creator only
-    quick_play: bool = False
+TableOut = proto.TableInfo
 
 
 class LobbyOut(msgspec.Struct, frozen=True, kw_only=True):
     tables: list[TableOut]
     version: int
-    table_id: str | None = None
+    table_id: str | None = None  # the caller's own table, if any
+    table_status: proto.TableStatus | None = None
     queue_since_ms: int | None = None
 
 
 async def _table_out(gw: Gateway, table_id: str, viewer: str | None) -> TableOut:
-    t = gw.lobby.table(table_id)
-    if t is None:
-        status: Literal["closed", "unknown"] = (
-            "closed" if table_id in gw.lobby.closed else "unknown"
-        )
-        return TableOut(table_id=table_id, status=status)
-    people = t.players if t.started else t.seated
-    names = await gw.names(people)
-    return TableOut(
-        table_id=t.table_id,
-        status="started" if t.started else "open",
-        creator=t.creator,
-        options=t.options,
-        seated=[
-            proto.SeatInfo(player=p, name=names.get(p, p), computer=p.startswith("computer:"))
-            for p in people
-        ],
-        code=t.code if viewer == t.creator else None,
-        quick_play=t.quick_play,
-    )
+    return await table_info(gw, table_id, viewer, proto.TableInfo)
 
 
 @get("/api/lobby", tags=["lobby"], security=SESSION, responses=errors(401))
 async def lobby(request: Request[Any, Any, Any]) -> LobbyOut:
-    """Open public tables (never private or Quick Play ones), and where the caller sits."""
+    """Public tables, open ones and those in play (to watch; never private or Quick Play
+    ones), and where the caller sits."""
     gw = gateway_of(request)
     account = await account_of(request)
     tables = [await _table_out(gw, t.table_id, account.id) for t in gw.lobby.public_tables()[:200]]
+    mine = gw.lobby.seated_at(account.id)
+    own = None if mine is None else gw.lobby.table(mine)
     return LobbyOut(
         tables=tables,
         version=gw.lobby.version,
-        table_id=gw.lobby.seated_at(account.id),
+        table_id=mine,
+        table_status=None if own is None else own.stage,
         queue_since_ms=gw.lobby.waiting_since(account.id),
     )
 
@@ -319,7 +299,7 @@ def _out(event: lb.Event) -> RequestOut:
     return RequestOut(
         table_id=getattr(event, "table_id", None),
         code=getattr(event, "code", None),
-        started=isinstance(event, lb.TableStarted),
+        started=isinstance(event, lb.TableStarted | lb.TableFound),
     )
 
 
@@ -385,9 +365,29 @@ async def join_table(
     responses=errors(400, 401, 409, 503),
 )
 async def leave_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
+    """Leave the table: at once before or between hands (or after winning); during a hand
+    the clock plays the seat and the player is free when the hand ends."""
     gw = gateway_of(request)
     account = await account_of(request)
     req = lb.LeaveTable(
+        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
+    )
+    return _out(await _ask(gw, req))
+
+
+@post(
+    "/api/tables/{table_id:str}/again",
+    status_code=200,
+    tags=["lobby"],
+    security=SESSION,
+    responses=errors(400, 401, 409, 503),
+)
+async def play_again(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
+    """Between hands at a casual table: ask for the next hand. It is dealt once every human
+    still seated has asked."""
+    gw = gateway_of(request)
+    account = await account_of(request)
+    req = lb.PlayAgain(
         player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
     )
     return _out(await _ask(gw, req))
@@ -473,11 +473,12 @@ class PracticeIn(msgspec.Struct, frozen=True, kw_only=True):
 )
 async def practice(request: Request[Any, Any, Any], data: JSONBody[PracticeIn]) -> RequestOut:
     """A practice hand: you against three computers, untimed and unrated (RULES.md §9): a
-    private one-hand table with computers, started at once."""
+    private table with computers, dealt as soon as the player has it open; another hand
+    after it is the player's choice (Play again)."""
     gw = gateway_of(request)
     account = await account_of(request)
     options = lb.TableOptions(
-        rated=False, clock=None, public=False, computers=data.strength, pace=data.pace, hands=1
+        rated=False, clock=None, public=False, computers=data.strength, pace=data.pace
     )
     opened = await _ask(
         gw,
@@ -824,6 +825,7 @@ ROUTES = [
     create_table,
     join_table,
     leave_table,
+    play_again,
     fill_table,
     quick_play,
     leave_quick_play,

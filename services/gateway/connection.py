@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from schemas import events as ev
+from schemas import lobby as lb
 from schemas.commands import Command
 from schemas.table import CommandEnvelope, CommandRejected
 from schemas.table import encode as encode_envelope
@@ -38,6 +39,7 @@ from services.gateway import protocol as proto
 from services.gateway.accounts import Account
 from services.gateway.limits import TokenBucket
 from services.gateway.metrics import COMMANDS_SENT
+from services.gateway.table_info import table_info
 from services.gateway.tables import Watched
 from services.gateway.visibility import hand_over, seen
 from services.rules.state import HandState
@@ -95,6 +97,7 @@ class Connection:
         self.prefix = ""
         self.role = ""
         self.closing: str | None = None  # a code to close with once the outbox is sent
+        self.arrived_for = 0  # the deal_by_ms of the deal this socket said it is here for
 
     # --- the whole life -------------------------------------------------------------------
 
@@ -314,25 +317,25 @@ class Connection:
 
     async def _table_frame(self) -> proto.TableFrame:
         assert self.account is not None
+        await self._arrive()
+        return await table_info(self.gateway, self.table_id, self.account.id, proto.TableFrame)
+
+    async def _arrive(self) -> None:
+        """A table that found its players deals once every human has it open: say that this
+        one has (once per deal it waits for)."""
+        assert self.account is not None
         t = self.gateway.lobby.table(self.table_id)
-        if t is None:
-            closed = self.table_id in self.gateway.lobby.closed
-            return proto.TableFrame(
-                table_id=self.table_id, status="closed" if closed else "unknown"
+        if t is None or t.stage != "starting" or self.account.id not in t.seated:
+            return
+        if self.account.id in t.present or self.arrived_for == t.deal_by_ms:
+            return
+        self.arrived_for = t.deal_by_ms
+        await self.gateway.lobby.tell(
+            lb.ArriveAtTable(
+                player=self.account.id,
+                request_id=f"arrive:{self.table_id}:{t.deal_by_ms}:{self.account.id}",
+                table_id=self.table_id,
             )
-        people = t.players if t.started else t.seated
-        names = await self.gateway.names(people)
-        return proto.TableFrame(
-            table_id=t.table_id,
-            status="started" if t.started else "open",
-            seated=[
-                proto.SeatInfo(player=p, name=names.get(p, p), computer=p.startswith("computer:"))
-                for p in people
-            ],
-            options=t.options,
-            creator=t.creator,
-            code=t.code if t.creator == self.account.id else None,
-            quick_play=t.quick_play,
         )
 
     def seat(self) -> int | None:

@@ -143,13 +143,19 @@ class LobbyWatcher:
         finally:
             self.waiting.pop(request.request_id, None)
 
+    async def tell(self, request: lb.Request) -> None:
+        """Send ``request`` without waiting for an answer (a word for matchmaking, such as
+        ``ArriveAtTable``, that nobody waits on)."""
+        body = msgspec.json.encode(lb.RequestEnvelope(request=request))
+        await self.log.produce([Outgoing(MATCH_REQUESTS, request.player, body)])
+
     # --- reading ----------------------------------------------------------------------------
 
     def table(self, table_id: str) -> Table | None:
         return self.lobby.tables.get(table_id)
 
     def public_tables(self) -> list[Table]:
-        """Open public tables, oldest first (never private or Quick Play ones)."""
+        """Public tables, open or in play, oldest first (never private or Quick Play ones)."""
         tables = [t for t in self.lobby.public_tables() if not t.quick_play]
         return sorted(tables, key=lambda t: t.opened_ms)
 

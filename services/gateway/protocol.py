@@ -92,26 +92,52 @@ class Welcome(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """A seated (or waiting) player with a display name."""
+    """A seated (or waiting) player with a display name. ``rating`` is shown while a table
+    that has found its players waits to deal (the "table found" moment); ``present`` says
+    whether that player's client has the table open then."""
 
     player: str
     name: str
     computer: bool = False
+    rating: float | None = None
+    present: bool = False
 
 
-class TableFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="table"):
-    """The table as the lobby knows it (waiting for players, started, closed).
+TableStatus = Literal["open", "starting", "started", "results", "closed", "unknown"]
 
-    ``code`` (a private table's invite code) is sent to its creator only.
+
+class TableInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """The table as the lobby knows it (docs/matchmaking.md has its life):
+
+    - ``open``: waiting for players; ``starting``: it has its four players and deals once
+      every human has it open, by ``deal_by_ms`` at the latest; ``started``: a hand is in
+      play; ``results``: a casual table between hands, waiting until every human still
+      seated asked to ``play_again`` (``ready``); ``closed``: over; ``unknown``: no such
+      table (or a private one the caller may not see: the same answer).
+    - ``totals``: points by player over the ``hands_played`` hands played together here.
+    - ``done``: players who have won the hand in play and may leave at once.
+    - ``code`` (a private table's invite code) is sent to its creator only.
     """
 
     table_id: str
-    status: Literal["open", "started", "closed", "unknown"]
+    status: TableStatus
     seated: list[SeatInfo] = []
     options: TableOptions | None = None
     creator: str | None = None
     code: str | None = None
     quick_play: bool = False
+    rated: bool = False
+    play_again: bool = False
+    deal_by_ms: int | None = None
+    ready: list[str] = []
+    done: list[str] = []
+    leaving: list[str] = []
+    totals: dict[str, int] = {}
+    hands_played: int = 0
+
+
+class TableFrame(TableInfo, frozen=True, kw_only=True, tag_field="type", tag="table"):
+    """``TableInfo`` pushed whenever the lobby's word on the table changes."""
 
 
 class ViewFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="view"):

@@ -2,8 +2,16 @@
 requests. No I/O and no clock of its own: time comes in as milliseconds, chance (table
 ids, invite codes, seat orders) through a ``Chance``.
 
-Data flows one way: ``decide(lobby, request)`` → events → ``apply`` → the lobby; the Quick
-Play matcher ``match_queue(lobby, now)`` is the other source of events.
+Data flows one way: ``decide(lobby, request)`` → events → ``apply`` → the lobby; the timers
+``due(lobby, now)`` (the Quick Play matcher and the deals that waited long enough) are the
+other source of events.
+
+A table's life (every game is a single hand, RULES.md; docs/matchmaking.md):
+
+    open ──4 seated / computers / a match──▶ starting ──every human has it open, or 10 s──▶
+    started ──the hand ends──▶ closed (rated, Quick Play) | results (casual)
+    results ──every human still seated asks to play again──▶ starting (seats move on by one)
+    results ──a human leaves a table without computers──▶ open
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import msgspec
 
@@ -18,11 +27,17 @@ from schemas import lobby as lb
 from schemas.table import StartHand
 
 SEATS = 4
-QUICK_PLAY = lb.TableOptions(rated=True, clock="standard", public=False, hands=4)
+QUICK_PLAY = lb.TableOptions(rated=True, clock="standard", public=False)
 QUICK_PLAY_COMPUTERS = lb.TableOptions(
-    rated=False, clock="standard", public=False, computers="normal", hands=4
+    rated=False, clock="standard", public=False, computers="normal"
 )
 RECENT_REQUESTS = 5_000  # request ids remembered to drop a client's resend
+DEAL_WAIT_MS = 10_000
+"""How long a table that has its players waits for every human's client before it deals
+anyway (the clock then runs, as for a player who is away)."""
+COMPUTER = "computer:"
+
+Stage = Literal["open", "starting", "started", "results"]
 
 
 # --- the rating window of Quick Play ----------------------------------------------------------
@@ -49,10 +64,28 @@ class Table(msgspec.Struct, kw_only=True):
     options: lb.TableOptions
     code: str | None = None
     quick_play: bool = False
-    seated: list[str] = []  # in the order they sat down
-    started: bool = False
-    players: list[str] = []  # seat order, once started
+    seated: list[str] = []  # the humans, in the order they sat down
+    stage: Stage = "open"
+    players: list[str] = []  # seat order of the current (or last) hand, computers included
+    computer_seats: list[int] = []
     opened_ms: int = 0
+    deal_by_ms: int = 0  # starting: the deal waits for the clients until then
+    present: list[str] = []  # starting: humans whose client has the table open
+    done: list[str] = []  # started: humans who have won and left the hand
+    leaving: list[str] = []  # started: humans who left; out of the table when it ends
+    ready: list[str] = []  # results: humans who asked for the next hand
+    totals: dict[str, int] = {}  # points over the hands played together here
+    hands_played: int = 0
+
+    @property
+    def started(self) -> bool:
+        """Its seats are set: a hand is about to be dealt, in play, or just over."""
+        return self.stage != "open"
+
+    @property
+    def closes_after_hand(self) -> bool:
+        """Rated and Quick Play tables play exactly one hand; casual ones offer another."""
+        return self.options.rated or self.quick_play
 
 
 class Waiting(msgspec.Struct, kw_only=True):
@@ -76,8 +109,8 @@ class Lobby(msgspec.Struct, kw_only=True):
         return self.at.get(player)
 
     def public_tables(self) -> list[Table]:
-        """Open, public tables that have not started: the lobby list."""
-        return [t for t in self.tables.values() if t.options.public and not t.started]
+        """Public tables, open or in play: the lobby list (a live table is there to watch)."""
+        return [t for t in self.tables.values() if t.options.public]
 
 
 @dataclass(slots=True)
@@ -123,13 +156,20 @@ def _refuse(request: lb.MatchRequest, code: str, reason: str, **params: str | in
     )
 
 
-def _busy(lobby: Lobby, request: lb.MatchRequest) -> Refusal | None:
-    table = lobby.at.get(request.player)
-    if table is not None:
-        return _refuse(request, "already_seated", "you already have a seat", table_id=table)
+def _free(lobby: Lobby, request: lb.MatchRequest, now: int) -> Output | Refusal:
+    """May the player start something new? The events that free them first (leaving a table
+    whose hand is over for them), or why not."""
+    table_id = lobby.at.get(request.player)
+    if table_id is not None:
+        table = lobby.tables[table_id]
+        if table.stage == "results" or request.player in table.done:
+            # Over for them: starting something new is leaving. The events carry no request
+            # id, so the request is answered by what it asked for, not by this leave.
+            return _leave_now(lobby, table, request.player, "", now)
+        return _refuse(request, "already_seated", "you already have a seat", table_id=table_id)
     if request.player in lobby.queue:
         return _refuse(request, "in_queue", "you are waiting for Quick Play; leave it first")
-    return None
+    return []
 
 
 def options_problem(options: lb.TableOptions) -> tuple[str, str] | None:
@@ -138,21 +178,20 @@ def options_problem(options: lb.TableOptions) -> tuple[str, str] | None:
         return "rated_needs_clock", "a rated table needs a clock"
     if options.rated and options.computers is not None:
         return "rated_needs_humans", "a rated table is for four humans; computers make it casual"
-    if not 1 <= options.hands <= 16:
-        return "bad_hands", "a table plays 1 to 16 hands"
     return None
 
 
 def _create(lobby: Lobby, r: lb.CreateTable, now: int, chance: Chance) -> Output | Refusal:
-    busy = _busy(lobby, r)
-    if busy is not None:
-        return busy
     problem = options_problem(r.options)
     if problem is not None:
         return _refuse(r, *problem)
+    freed = _free(lobby, r, now)
+    if isinstance(freed, lb.RequestRefused):
+        return freed
     table_id = chance.table_id()
     code = None if r.options.public else chance.code()
     return [
+        *freed,
         lb.TableOpened(
             request_id=r.request_id,
             at_ms=now,
@@ -177,44 +216,86 @@ def _open_table(lobby: Lobby, r: lb.MatchRequest, table_id: str) -> Table | Refu
 
 
 def _join(lobby: Lobby, r: lb.JoinTable, now: int, chance: Chance) -> Output | Refusal:
-    table = _open_table(lobby, r, r.table_id)
-    if isinstance(table, lb.RequestRefused):
-        return table
+    table = lobby.tables.get(r.table_id)
     # Bytes, not str: compare_digest refuses non-ASCII strings, and a player must not be
     # able to break the service with an odd code.
     given = (r.code or "").encode("utf-8", "surrogatepass")
-    if table.code is not None and not secrets.compare_digest(given, table.code.encode()):
+    if table is None or (
+        table.code is not None and not secrets.compare_digest(given, table.code.encode())
+    ):
         # The same answer as for a table that does not exist: a private table's id and code
-        # are both needed, and a wrong code says nothing about which one was wrong.
+        # are both needed, and a wrong code says nothing about which one was wrong (nor
+        # whether the table is full).
         return _refuse(r, "no_such_table", "there is no such table", table_id=r.table_id)
-    busy = _busy(lobby, r)
-    if busy is not None:
-        return busy
-    if len(table.seated) >= SEATS:
+    if lobby.at.get(r.player) == r.table_id:
+        return _refuse(r, "already_seated", "you already have a seat", table_id=r.table_id)
+    if table.started or len(table.seated) >= SEATS:
         return _refuse(r, "table_full", "the table is full", table_id=r.table_id)
+    freed = _free(lobby, r, now)
+    if isinstance(freed, lb.RequestRefused):
+        return freed
     out: Output = [
-        lb.SeatTaken(request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.player)
+        *freed,
+        lb.SeatTaken(request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.player),
     ]
-    if len(table.seated) + 1 == SEATS:
-        out += _start(table, [*table.seated, r.player], r.request_id, now, chance)
+    humans = [*table.seated, r.player]
+    if len(humans) == SEATS:
+        out += _found(table, _draw_seats(table, humans, chance), [], r.request_id, now)
     return out
 
 
 def _leave(lobby: Lobby, r: lb.LeaveTable, now: int, chance: Chance) -> Output | Refusal:
-    table = _open_table(lobby, r, r.table_id)
-    if isinstance(table, lb.RequestRefused):
-        return table
-    if r.player not in table.seated:
+    table = lobby.tables.get(r.table_id)
+    if table is None or r.player not in table.seated:
         return _refuse(r, "not_seated", "you have no seat at this table", table_id=r.table_id)
+    if r.player in table.leaving:
+        return []
+    if table.stage in ("starting", "started") and r.player not in table.done:
+        if table.options.clock is None and any(
+            p not in (r.player, *table.done, *table.leaving) for p in table.seated
+        ):
+            # Nobody's clock would ever play an untimed seat: the others would wait for ever.
+            return _refuse(r, "untimed_hand", "an untimed hand cannot be left while others play it")
+        if table.options.clock is None:
+            # The last human still playing an untimed hand (practice): the table is over.
+            return [
+                lb.SeatLeft(
+                    request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.player
+                ),
+                lb.TableClosed(
+                    request_id=r.request_id, at_ms=now, table_id=r.table_id, reason="abandoned"
+                ),
+            ]
+        return [
+            lb.SeatLeaving(request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.player)
+        ]
+    return _leave_now(lobby, table, r.player, r.request_id, now, chance)
+
+
+def _leave_now(
+    lobby: Lobby,
+    table: Table,
+    player: str,
+    request_id: str,
+    now: int,
+    chance: Chance | None = None,
+) -> Output:
+    """``player`` gives up the seat now, and what that does to the table."""
     out: Output = [
-        lb.SeatLeft(request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.player)
+        lb.SeatLeft(request_id=request_id, at_ms=now, table_id=table.table_id, player=player)
     ]
-    if len(table.seated) == 1:
+    rest = [p for p in table.seated if p != player]
+    if table.stage in ("starting", "started"):
+        return out  # a winner leaving: the hand goes on without them
+    if not any(p not in table.leaving for p in rest):
+        reason: Literal["finished", "abandoned"] = "finished" if table.hands_played else "abandoned"
         out.append(
-            lb.TableClosed(
-                request_id=r.request_id, at_ms=now, table_id=r.table_id, reason="abandoned"
-            )
+            lb.TableClosed(request_id=request_id, at_ms=now, table_id=table.table_id, reason=reason)
         )
+    elif table.stage == "results" and table.options.computers is None:
+        out.append(lb.TableReopened(request_id=request_id, at_ms=now, table_id=table.table_id))
+    elif table.stage == "results" and all(p in table.ready for p in rest):
+        out += _next_hand(table, rest, request_id, now)
     return out
 
 
@@ -226,21 +307,22 @@ def _fill(lobby: Lobby, r: lb.FillWithComputers, now: int, chance: Chance) -> Ou
         return _refuse(r, "not_creator", "only the table's creator can start it early")
     if table.options.computers is None:
         return _refuse(r, "no_computers", "this table does not allow computer players")
-    return _start(table, list(table.seated), r.request_id, now, chance)
+    return _found(table, _draw_seats(table, list(table.seated), chance), [], r.request_id, now)
 
 
 def _join_queue(lobby: Lobby, r: lb.JoinQueue, now: int, chance: Chance) -> Output | Refusal:
-    busy = _busy(lobby, r)
-    if busy is not None:
-        return busy
+    freed = _free(lobby, r, now)
+    if isinstance(freed, lb.RequestRefused):
+        return freed
     return [
+        *freed,
         lb.QueueJoined(
             request_id=r.request_id,
             at_ms=now,
             player=r.player,
             rating=r.rating,
             computers_after_s=r.computers_after_s,
-        )
+        ),
     ]
 
 
@@ -250,13 +332,74 @@ def _leave_queue(lobby: Lobby, r: lb.LeaveQueue, now: int, chance: Chance) -> Ou
     return [lb.QueueLeft(request_id=r.request_id, at_ms=now, player=r.player)]
 
 
+def _play_again(lobby: Lobby, r: lb.PlayAgain, now: int, chance: Chance) -> Output | Refusal:
+    table = lobby.tables.get(r.table_id)
+    if table is None or r.player not in table.seated:
+        return _refuse(r, "not_seated", "you have no seat at this table", table_id=r.table_id)
+    if table.stage != "results":
+        return _refuse(r, "not_between_hands", "the next hand can be asked for once a hand is over")
+    if r.player in table.ready:
+        return []
+    out: Output = [
+        lb.PlayAgainPressed(
+            request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.player
+        )
+    ]
+    if all(p in (*table.ready, r.player) for p in table.seated):
+        out += _next_hand(table, list(table.seated), r.request_id, now)
+    return out
+
+
+def _arrive(lobby: Lobby, r: lb.ArriveAtTable, now: int, chance: Chance) -> Output | Refusal:
+    table = lobby.tables.get(r.table_id)
+    if (
+        table is None
+        or table.stage != "starting"
+        or r.player not in table.seated
+        or r.player in table.present
+    ):
+        return []  # a late or repeated word from the gateway changes nothing
+    out: Output = [
+        lb.PlayerArrived(request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.player)
+    ]
+    if all(p in (*table.present, r.player) for p in table.seated):
+        out += _deal(table, r.request_id, now)
+    return out
+
+
+def _player_won(lobby: Lobby, r: lb.PlayerWon, now: int, chance: Chance) -> Output | Refusal:
+    table = lobby.tables.get(r.table_id)
+    if table is None or table.stage != "started" or r.winner not in table.seated:
+        return []
+    if r.winner in table.done:
+        return []
+    return [lb.PlayerDone(request_id=r.request_id, at_ms=now, table_id=r.table_id, player=r.winner)]
+
+
 def _finished(lobby: Lobby, r: lb.TableFinished, now: int, chance: Chance) -> Output | Refusal:
     table = lobby.tables.get(r.table_id)
-    if table is None or not table.started:
-        return []  # already closed: the table service's word arrives once, but be safe
-    return [
-        lb.TableClosed(request_id=r.request_id, at_ms=now, table_id=r.table_id, reason="finished")
+    if table is None or table.stage != "started":
+        return []  # already over: the table service's word arrives once, but be safe
+    points = dict(zip(r.players, r.points, strict=False))
+    out: Output = [
+        lb.HandFinished(
+            request_id=r.request_id,
+            at_ms=now,
+            table_id=r.table_id,
+            hand_id=r.hand_id,
+            points={p: v for p, v in points.items() if not p.startswith(COMPUTER)},
+        )
     ]
+    staying = [p for p in table.seated if p not in table.leaving]
+    if table.closes_after_hand or not staying:
+        out.append(
+            lb.TableClosed(
+                request_id=r.request_id, at_ms=now, table_id=r.table_id, reason="finished"
+            )
+        )
+    elif table.options.computers is None and len(staying) < SEATS:
+        out.append(lb.TableReopened(request_id=r.request_id, at_ms=now, table_id=r.table_id))
+    return out
 
 
 _HANDLERS: dict[type[lb.MatchRequest], Callable[..., Output | Refusal]] = {
@@ -267,37 +410,103 @@ _HANDLERS: dict[type[lb.MatchRequest], Callable[..., Output | Refusal]] = {
     lb.JoinQueue: _join_queue,
     lb.LeaveQueue: _leave_queue,
     lb.TableFinished: _finished,
+    lb.PlayAgain: _play_again,
+    lb.ArriveAtTable: _arrive,
+    lb.PlayerWon: _player_won,
 }
 
 
-def _start(table: Table, humans: list[str], request_id: str, now: int, chance: Chance) -> Output:
-    """Seat ``humans`` (computers in the empty seats) in a random order and deal."""
+# --- seating and dealing --------------------------------------------------------------------
+
+
+def _draw_seats(table: Table, humans: list[str], chance: Chance) -> list[str]:
+    """A first hand's seat order: ``humans`` and computers in the empty seats, at random."""
     strength = table.options.computers or "normal"
-    players = humans + [f"computer:{strength}:{i}" for i in range(SEATS - len(humans))]
+    players = humans + [f"{COMPUTER}{strength}:{i}" for i in range(SEATS - len(humans))]
     chance.shuffle(players)
-    computers = [s for s, p in enumerate(players) if p.startswith("computer:")]
-    rated = table.options.rated and not computers
-    started = lb.TableStarted(
+    return players
+
+
+def _next_hand(table: Table, humans: list[str], request_id: str, now: int) -> Output:
+    """The table's next hand: the seats move on by one (so the dealer rotates, RULES.md
+    §1), a computer taking any seat a human left. Everyone asked for it at the table, so
+    nobody needs waiting for."""
+    moved = table.players[1:] + table.players[:1]
+    strength = table.options.computers or "normal"
+    used = {p for p in moved if p.startswith(COMPUTER)}
+    fresh = (f"{COMPUTER}{strength}:{i}" for i in range(SEATS * 2))
+    players = []
+    for p in moved:
+        if not p.startswith(COMPUTER) and p not in humans:
+            p = next(c for c in fresh if c not in used)
+            used.add(p)
+        players.append(p)
+    return _found(table, players, humans, request_id, now)
+
+
+def _found(
+    table: Table, players: list[str], present: list[str], request_id: str, now: int
+) -> Output:
+    """The table has its players: announce them, and deal once every human has it open."""
+    computers = [s for s, p in enumerate(players) if p.startswith(COMPUTER)]
+    found = lb.TableFound(
         request_id=request_id,
         at_ms=now,
         table_id=table.table_id,
         players=players,
         computer_seats=computers,
+        rated=table.options.rated and not computers,
+        clock=table.options.clock,
+        deal_by_ms=now + DEAL_WAIT_MS,
+        present=present,
+    )
+    humans = [p for p in players if not p.startswith(COMPUTER)]
+    if not all(p in present for p in humans):
+        return [found]
+    dealt = msgspec.structs.replace(table, players=players, computer_seats=computers)
+    return [found, *_deal(dealt, request_id, now)]
+
+
+def _deal(table: Table, request_id: str, now: int) -> Output:
+    """Deal the table's next hand to the players it found."""
+    computers = list(table.computer_seats)
+    rated = table.options.rated and not computers
+    started = lb.TableStarted(
+        request_id=request_id,
+        at_ms=now,
+        table_id=table.table_id,
+        players=list(table.players),
+        computer_seats=computers,
         rated=rated,
         clock=table.options.clock,
     )
+    number = table.hands_played + 1
     deal = StartHand(
         table_id=table.table_id,
-        players=players,
-        command_id=f"start:{table.table_id}",
+        players=list(table.players),
+        command_id=f"start:{table.table_id}" + (f"#{number}" if number > 1 else ""),
         clock=table.options.clock,
         rated=rated,
         computer_seats=computers,
         pace=table.options.pace,
-        hands=table.options.hands,
         lobby=True,
     )
     return [started, deal]
+
+
+def due(lobby: Lobby, now_ms: int, chance: Chance) -> Output:
+    """What time alone decides now: Quick Play tables formed from the queue, and the deal
+    of every table that has waited ``DEAL_WAIT_MS`` for its players' clients."""
+    out = match_queue(lobby, now_ms, chance)
+    for table in lobby.tables.values():
+        if table.stage == "starting" and now_ms >= table.deal_by_ms:
+            out += _deal(table, "", now_ms)
+    return out
+
+
+def waiting_on_time(lobby: Lobby) -> bool:
+    """Whether ``due`` may have something to say later, with no request arriving."""
+    return bool(lobby.queue) or any(t.stage == "starting" for t in lobby.tables.values())
 
 
 # --- Quick Play -----------------------------------------------------------------------------------
@@ -359,7 +568,7 @@ def _quick_table(
     for w in group:
         out.append(lb.QueueLeft(at_ms=now, player=w.player, matched_table=table_id))
         out.append(lb.SeatTaken(at_ms=now, table_id=table_id, player=w.player))
-    return out + _start(table, humans, "", now, chance)
+    return out + _found(table, _draw_seats(table, humans, chance), [], "", now)
 
 
 # --- folding events -----------------------------------------------------------------------------
@@ -380,20 +589,6 @@ def apply(lobby: Lobby, event: lb.Event) -> None:
             quick_play=event.quick_play,
             opened_ms=event.at_ms,
         )
-    elif isinstance(event, lb.SeatTaken):
-        lobby.tables[event.table_id].seated.append(event.player)
-        lobby.at[event.player] = event.table_id
-    elif isinstance(event, lb.SeatLeft):
-        lobby.tables[event.table_id].seated.remove(event.player)
-        lobby.at.pop(event.player, None)
-    elif isinstance(event, lb.TableStarted):
-        table = lobby.tables[event.table_id]
-        table.started, table.players = True, list(event.players)
-    elif isinstance(event, lb.TableClosed):
-        table = lobby.tables.pop(event.table_id)
-        for player in table.seated:
-            if lobby.at.get(player) == event.table_id:
-                del lobby.at[player]
     elif isinstance(event, lb.QueueJoined):
         lobby.queue[event.player] = Waiting(
             player=event.player,
@@ -403,3 +598,51 @@ def apply(lobby: Lobby, event: lb.Event) -> None:
         )
     elif isinstance(event, lb.QueueLeft):
         lobby.queue.pop(event.player, None)
+    elif isinstance(event, lb.TableClosed):
+        table = lobby.tables.pop(event.table_id)
+        for player in table.seated:
+            if lobby.at.get(player) == event.table_id:
+                del lobby.at[player]
+    else:
+        _apply_to_table(lobby, lobby.tables[event.table_id], event)
+
+
+def _apply_to_table(lobby: Lobby, table: Table, event: lb.Event) -> None:
+    if isinstance(event, lb.SeatTaken):
+        table.seated.append(event.player)
+        lobby.at[event.player] = table.table_id
+    elif isinstance(event, lb.SeatLeft):
+        _unseat(lobby, table, event.player)
+    elif isinstance(event, lb.SeatLeaving):
+        table.leaving.append(event.player)
+    elif isinstance(event, lb.TableFound):
+        table.stage, table.deal_by_ms = "starting", event.deal_by_ms
+        table.players, table.computer_seats = list(event.players), list(event.computer_seats)
+        table.present, table.ready, table.done = list(event.present), [], []
+    elif isinstance(event, lb.PlayerArrived):
+        table.present.append(event.player)
+    elif isinstance(event, lb.TableStarted):
+        table.stage = "started"
+        table.players, table.computer_seats = list(event.players), list(event.computer_seats)
+    elif isinstance(event, lb.PlayerDone):
+        table.done.append(event.player)
+    elif isinstance(event, lb.HandFinished):
+        for player, points in event.points.items():
+            table.totals[player] = table.totals.get(player, 0) + points
+        table.hands_played += 1
+        for player in list(table.leaving):
+            _unseat(lobby, table, player)
+        table.stage, table.done, table.ready, table.present = "results", [], [], []
+    elif isinstance(event, lb.PlayAgainPressed):
+        table.ready.append(event.player)
+    elif isinstance(event, lb.TableReopened):
+        table.stage, table.ready, table.players, table.computer_seats = "open", [], [], []
+
+
+def _unseat(lobby: Lobby, table: Table, player: str) -> None:
+    table.seated.remove(player)
+    for group in (table.present, table.done, table.leaving, table.ready):
+        if player in group:
+            group.remove(player)
+    if lobby.at.get(player) == table.table_id:
+        del lobby.at[player]

@@ -152,7 +152,8 @@ class LobbyProjection:
         return len(records)
 
     async def public_tables(self) -> list[dict[str, object]]:
-        """The lobby list: public tables not yet started, oldest first."""
+        """The lobby list: public tables not yet started, oldest first (the tables in play
+        are in the same rows, ``started`` true)."""
         assert self.pool is not None
         rows = await self.pool.fetch(
             f"SELECT {_COLUMNS} FROM lobby.tables WHERE public AND NOT started "
@@ -170,7 +171,7 @@ def _row(t: Table) -> tuple[object, ...]:
         o.rated,
         o.clock,
         o.computers,
-        o.hands,
+        1,  # hands: every game is a single hand now; the column stays for older readers
         t.quick_play,
         list(t.seated),
         t.started,
@@ -185,7 +186,6 @@ def _table_of(row: asyncpg.Record) -> Table:
         clock=row["clock"],
         public=row["public"],
         computers=row["computers"],
-        hands=row["hands"],
     )
     return Table(
         table_id=row["table_id"],
@@ -193,7 +193,7 @@ def _table_of(row: asyncpg.Record) -> Table:
         options=options,
         quick_play=row["quick_play"],
         seated=list(row["seated"]),
-        started=row["started"],
+        stage="started" if row["started"] else "open",
         players=list(row["players"]),
         opened_ms=row["opened_ms"],
     )

@@ -20,7 +20,7 @@ from prometheus_client import Counter, Histogram
 
 from schemas import lobby as lb
 from schemas.table import CommandEnvelope, StartHand, encode
-from services.matchmaking.lobby import Chance, Lobby, apply, decide, match_queue
+from services.matchmaking.lobby import Chance, Lobby, apply, decide, due, waiting_on_time
 from services.runtime.log import EventLog, Outgoing, Processor, Record, Transaction, read_through
 from services.runtime.topics import (
     LOBBY_EVENTS,
@@ -92,15 +92,15 @@ class MatchmakingService:
             while not stop.is_set():
                 batch = await processor.poll(500, timeout_s=MATCH_EVERY_S)
                 records = batch.get(0, [])
-                if self.owned and (records or self.lobby.queue):
+                if self.owned and (records or waiting_on_time(self.lobby)):
                     await self._commit(processor, records)
         finally:
             await processor.stop()
             self.ready.clear()
 
     async def _commit(self, processor: Processor, records: list[Record]) -> None:
-        if not records and not match_queue(self.lobby, self.now_ms(), Chance()):
-            return  # nothing arrived and nobody can be matched: no transaction
+        if not records and not due(self.lobby, self.now_ms(), Chance()):
+            return  # nothing arrived and nothing is due: no transaction
         next_offset = records[-1].offset + 1 if records else self.position
         before = self.lobby
         # Decide against a scratch copy: a failed transaction leaves the lobby as the log has it.
@@ -110,7 +110,7 @@ class MatchmakingService:
                 lobby_records: list[Outgoing] = []
                 for record in records:
                     self._decide(txn, record, lobby_records)
-                self._emit(txn, match_queue(self.lobby, self.now_ms(), self.chance), lobby_records)
+                self._emit(txn, due(self.lobby, self.now_ms(), self.chance), lobby_records)
                 await self._append_lobby(txn, lobby_records)
             self.position = next_offset
         except Exception:

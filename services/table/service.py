@@ -24,7 +24,7 @@ from prometheus_client import Counter, Histogram
 
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.lobby import RequestEnvelope, TableFinished
+from schemas.lobby import PlayerWon, RequestEnvelope, TableFinished
 from schemas.rating import RatedHandResult, encode_result
 from schemas.table import (
     CommandRejected,
@@ -77,9 +77,6 @@ COMMAND_LATENCY = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 
-BETWEEN_HANDS_MS = 5_000
-"""At a table playing hands in a row, the next hand's clocks start this much later."""
-
 
 @dataclass(slots=True)
 class Table:
@@ -93,8 +90,7 @@ class Table:
     start_command_id: str = ""
     start_offset: int = 0  # where the current hand's log starts in table.events
     broken: bool = False  # its log did not replay: refuse commands until an operator looks
-    session: StartHand | None = None  # the command that started this run of hands
-    session_first: int = 0  # the number of the run's first hand
+    session: StartHand | None = None  # the command that dealt the current hand
 
     @property
     def in_hand(self) -> bool:
@@ -204,8 +200,9 @@ class TableService:
         if command.command_id and command.command_id in table.seen:
             self._reject(txn, table, command, "duplicate", "this command was already applied")
             return
-        # An answer that arrives before its clock started (during the pause between hands)
-        # is stamped at the clock's start: it used no time, and the log stays consistent.
+        # An answer that arrives before its clock started (stamped by an instance whose clock
+        # runs a little ahead) is stamped at the clock's start: it used no time, and the log
+        # stays consistent.
         now = max(self.now_ms(), _clocks_started(table.state))
         late = check_time(table.state, command, now)
         if late is not None:
@@ -220,46 +217,48 @@ class TableService:
         timed_out = command.seat if isinstance(command, cmd.Timeout) else None
         result += tick(table.state, now, timed_out, command.command_id)
         self._append(txn, table, result)
+        lobby = table.session is not None and table.session.lobby
+        if lobby:
+            for won in (e for e in result if isinstance(e, ev.Won)):
+                self._tell_lobby(
+                    txn,
+                    table,
+                    PlayerWon(
+                        player="table-service",
+                        request_id=f"won:{table.state.hand_id}:{won.seat}",
+                        table_id=table.table_id,
+                        hand_id=table.state.hand_id,
+                        winner=table.state.players[won.seat],
+                    ),
+                )
         if table.state.phase == "ended":
             HANDS.labels("ended").inc()
             self._head(txn, table, ended=True)
             if table.state.rated:
                 self._rated_result(txn, table.state)
-            await self._after_hand(txn, table)
+            if lobby:
+                # Every game is one hand: matchmaking closes the table or waits for Play again.
+                self._tell_lobby(
+                    txn,
+                    table,
+                    TableFinished(
+                        player="table-service",
+                        request_id=f"finished:{table.state.hand_id}",
+                        table_id=table.table_id,
+                        hand_id=table.state.hand_id,
+                        players=list(table.state.players),
+                        points=list(table.state.scores),
+                    ),
+                )
 
-    async def _after_hand(self, txn: Transaction, table: Table) -> None:
-        """Deal the run's next hand (the seats move on by one, so the dealer rotates), or
-        tell matchmaking that the table is over."""
-        session = table.session
-        if session is None:
-            return
-        played = table.hands_started - table.session_first + 1
-        if played < session.hands:
-            turn = played % 4
-            nxt = msgspec.structs.replace(
-                session,
-                players=session.players[turn:] + session.players[:turn],
-                computer_seats=sorted((s - turn) % 4 for s in session.computer_seats),
-                command_id=f"{session.command_id}#{played + 1}" if session.command_id else "",
-            )
-            await self._deal(txn, table, nxt, pause_ms=BETWEEN_HANDS_MS)
-        elif session.lobby:
-            done = TableFinished(
-                player="table-service",
-                request_id=f"finished:{table.table_id}",
-                table_id=table.table_id,
-            )
-            txn.send_soon(
-                Outgoing(MATCH_REQUESTS, table.table_id, encode(RequestEnvelope(request=done)), 0)
-            )
+    def _tell_lobby(
+        self, txn: Transaction, table: Table, request: TableFinished | PlayerWon
+    ) -> None:
+        body = encode(RequestEnvelope(request=request))
+        txn.send_soon(Outgoing(MATCH_REQUESTS, table.table_id, body, 0))
 
     async def _start_hand(self, txn: Transaction, table: Table, command: StartHand) -> None:
-        session_id = "" if table.session is None else table.session.command_id
-        if command.command_id and command.command_id in (
-            table.start_command_id,
-            session_id,
-            *table.seen,
-        ):
+        if command.command_id and command.command_id in (table.start_command_id, *table.seen):
             self._reject(txn, table, command, "duplicate", "this hand was already started")
             return
         if table.in_hand:
@@ -269,12 +268,10 @@ class TableService:
         if problem is not None:
             self._reject(txn, table, command, *problem)
             return
-        table.session, table.session_first = command, table.hands_started + 1
+        table.session = command
         await self._deal(txn, table, command)
 
-    async def _deal(
-        self, txn: Transaction, table: Table, command: StartHand, pause_ms: int = 0
-    ) -> None:
+    async def _deal(self, txn: Transaction, table: Table, command: StartHand) -> None:
         seed = self.seed_source(32)
         number = table.hands_started + 1
         state, events = start_hand(
@@ -290,9 +287,7 @@ class TableService:
             computer_seats=list(command.computer_seats),
             pace=command.pace,
         )
-        # The clocks of a hand dealt right after another start after a pause, so players
-        # can read the last settlement first.
-        events += tick(state, self.now_ms() + pause_ms, command_id=command.command_id)
+        events += tick(state, self.now_ms(), command_id=command.command_id)
         EVENTS.inc(len(events))
         HANDS.labels("started").inc()
         first = await txn.send(self._event_record(table, events[0]))
@@ -330,7 +325,6 @@ class TableService:
             start_command_id=table.start_command_id,
             ended=ended,
             session=table.session,
-            session_first=table.session_first,
         )
         txn.send_soon(Outgoing(TABLE_HEADS, table.table_id, encode(head), table.partition))
 
@@ -423,7 +417,6 @@ class TableService:
                 start_command_id=head.start_command_id,
                 start_offset=head.start_offset,
                 session=head.session,
-                session_first=head.session_first,
             )
         if not active:
             return
@@ -493,6 +486,4 @@ def _start_problem(command: StartHand) -> tuple[str, str] | None:
         return "rated_needs_humans", "a rated hand needs four human players"
     if command.pace not in ("instant", "fast", "normal", "slow"):
         return "unknown_pace", f"unknown pace {command.pace!r}"
-    if not 1 <= command.hands <= 16:
-        return "bad_hands", "a table plays 1 to 16 hands"
     return None

@@ -165,7 +165,7 @@ def _corpus() -> list[dict[str, Any]]:
     out += [msgspec.to_builtins(CommandEnvelope(command=c)) for c in commands]
     start = StartHand(table_id="t", players=list("abcd"), clock="blitz", computer_seats=[1, 2])
     out.append(msgspec.to_builtins(CommandEnvelope(command=start)))
-    options = lb.TableOptions(rated=False, clock=None, public=False, computers="easy", hands=2)
+    options = lb.TableOptions(rated=False, clock=None, public=False, computers="easy")
     requests: list[lb.Request] = [
         lb.CreateTable(player="p-1", request_id="r1", options=options),
         lb.JoinTable(player="p-2", request_id="r2", table_id="t", code="abc"),
@@ -173,7 +173,19 @@ def _corpus() -> list[dict[str, Any]]:
         lb.FillWithComputers(player="p-1", request_id="r4", table_id="t"),
         lb.JoinQueue(player="p-3", request_id="r5", rating=1612.5, computers_after_s=30),
         lb.LeaveQueue(player="p-3", request_id="r6"),
-        lb.TableFinished(player="table-service", request_id="r7", table_id="t"),
+        lb.TableFinished(
+            player="table-service",
+            request_id="r7",
+            table_id="t",
+            hand_id="t#1",
+            players=["p-1", "c:1", "c:2", "p-2"],
+            points=[8, -4, -4, 0],
+        ),
+        lb.PlayAgain(player="p-1", request_id="r8", table_id="t"),
+        lb.ArriveAtTable(player="p-1", request_id="r9", table_id="t"),
+        lb.PlayerWon(
+            player="table-service", request_id="r10", table_id="t", hand_id="h", winner="p-1"
+        ),
     ]
     out += [msgspec.to_builtins(lb.RequestEnvelope(request=r)) for r in requests]
     lobby_events: list[lb.Event] = [
@@ -187,6 +199,21 @@ def _corpus() -> list[dict[str, Any]]:
             rated=False,
             clock=None,
         ),
+        lb.TableFound(
+            table_id="t",
+            players=["p-1", "c:1", "c:2", "p-2"],
+            computer_seats=[1, 2],
+            rated=False,
+            clock=None,
+            deal_by_ms=10_000,
+            present=["p-1"],
+        ),
+        lb.PlayerArrived(table_id="t", player="p-2"),
+        lb.PlayerDone(table_id="t", player="p-2"),
+        lb.SeatLeaving(table_id="t", player="p-1"),
+        lb.HandFinished(table_id="t", hand_id="t#1", points={"p-1": 8, "p-2": 0}),
+        lb.PlayAgainPressed(table_id="t", player="p-1"),
+        lb.TableReopened(table_id="t"),
         lb.TableClosed(table_id="t", reason="finished"),
         lb.QueueJoined(player="p-3", rating=1500.0, computers_after_s=None),
         lb.QueueLeft(player="p-3", matched_table="t"),

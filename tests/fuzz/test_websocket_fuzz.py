@@ -173,7 +173,7 @@ async def barrage(p: Platform, user: User, table_id: str, frames: int, seed: int
 def test_a_barrage_of_malformed_frames_is_answered_frame_by_frame(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path, limits=LIMITS) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
             # The barrage drives the first seat (one seat, one driver: a second socket of the
             # player would take the seat), then a fresh socket of that player plays it out.
             players = [await connect(p, u, table_id) for u in users[1:]]
@@ -260,7 +260,7 @@ def test_hostile_connections_are_closed_cleanly_and_the_hand_plays_on(tmp_path: 
 
     async def go() -> None:
         async with platform(tmp_path, limits=limits) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
             players = [await connect(p, u, table_id) for u in users]
             game = asyncio.gather(*(play_with_bot(s) for s in players))
             # The hostile sockets are spectators': a player's second socket would take its seat.

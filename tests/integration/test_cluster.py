@@ -73,7 +73,6 @@ class Players:
             "pace": "instant",
             "clock": clock,
             "public": False,
-            "hands": 1,
         }
         r = await self.http.post("/api/tables", json={"options": options}, headers=user.auth)
         assert r.status_code == 201, r.text

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -142,7 +142,7 @@ def test_a_computer_table_on_kafka_starts_finishes_and_stays_casual(kafka_bootst
                 BotService(log, pace="instant"),
             )
             async with running(*services):
-                options = lb.TableOptions(computers="strong", pace="instant", hands=2, clock=None)
+                options = lb.TableOptions(computers="strong", pace="instant", clock=None)
                 host = f"host-{run}"
                 await send(log, lb.CreateTable(player=host, request_id=f"c-{run}", options=options))
                 table = await answer(log, f"c-{run}")
@@ -163,16 +163,29 @@ def test_a_computer_table_on_kafka_starts_finishes_and_stays_casual(kafka_bootst
                         player=host, request_id=f"f-{run}", table_id=table.table_id
                     ),
                 )
-                started = await answer(log, f"f-{run}")
-                assert isinstance(started, lb.TableStarted) and not started.rated
-                # The host plays too: an untimed table waits for its human.
-                await answer_for(log, table.table_id, {host}, since)
+                found = await answer(log, f"f-{run}")
+                assert isinstance(found, lb.TableFound) and not found.rated
+                tid = table.table_id
+                # The host's client opens the table: the hand is dealt. The host plays too:
+                # an untimed table waits for its human.
+                await send(log, lb.ArriveAtTable(player=host, request_id=f"a-{run}", table_id=tid))
+                await answer_for(log, tid, {host}, since)
+
+                def finished(n: int) -> Callable[[list[lb.Event]], bool]:
+                    return lambda es: (
+                        sum(isinstance(e, lb.HandFinished) and e.table_id == tid for e in es) == n
+                    )
+
+                await until(log, finished(1), 300)
+                # A casual table: another hand only when its human asks for it.
+                await send(log, lb.PlayAgain(player=host, request_id=f"p-{run}", table_id=tid))
+                await answer_for(log, tid, {host}, since)
+                await until(log, finished(2), 300)
+                await send(log, lb.LeaveTable(player=host, request_id=f"x-{run}", table_id=tid))
                 await until(
                     log,
-                    lambda es: any(
-                        isinstance(e, lb.TableClosed) and e.table_id == table.table_id for e in es
-                    ),
-                    300,
+                    lambda es: any(isinstance(e, lb.TableClosed) and e.table_id == tid for e in es),
+                    60,
                 )
             hands = [v for k, v in (await hand_logs(log)).items() if k[0] == table.table_id]
         assert len(hands) == 2

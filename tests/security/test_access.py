@@ -33,10 +33,8 @@ from tests.service.logs import records
 def test_a_command_acts_for_the_senders_seat_at_the_sockets_table_only(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_a, players_a = await table_of_four(p, {"clock": None, "hands": 1})
-            table_b, players_b = await table_of_four(
-                p, {"clock": None, "hands": 1, "public": False}
-            )
+            table_a, players_a = await table_of_four(p, {"clock": None})
+            table_b, players_b = await table_of_four(p, {"clock": None, "public": False})
             s = await connect(p, players_a[0], table_a)
             await s.until(lambda x: x.view is not None)
             assert s.view is not None

@@ -106,11 +106,11 @@ async def guest(p: Platform) -> User:
 async def table_of_four(
     p: Platform, options: dict[str, Any] | None = None
 ) -> tuple[str, list[User]]:
-    """Four guests at one table; it starts when the fourth sits down."""
+    """Four guests at one table; its hand is dealt once their clients open it (or 10 s)."""
     users = [await guest(p) for _ in range(4)]
     r = await p.http.post(
         "/api/tables",
-        json={"options": options or {"clock": None, "hands": 1}},
+        json={"options": options or {"clock": None}},
         headers=users[0].auth,
     )
     assert r.status_code == 201, r.text

@@ -105,16 +105,23 @@ def test_four_computer_seats_play_a_hand_to_the_end(tmp_path: Path) -> None:
                 players=players,
                 computer_seats=[0, 1, 2, 3],
                 pace="instant",
-                hands=2,
+                command_id="s1",
             )
             await log.produce(
                 [Outgoing(TABLE_COMMANDS, "bots-1", encode(CommandEnvelope(command=start)))]
+            )
+            await ended(log, "bots-1", 1)
+            # The table's next hand, as matchmaking deals it: the seats moved on by one.
+            again = msgspec.structs.replace(
+                start, players=players[1:] + players[:1], command_id="s2"
+            )
+            await log.produce(
+                [Outgoing(TABLE_COMMANDS, "bots-1", encode(CommandEnvelope(command=again)))]
             )
             hands = await ended(log, "bots-1", 2)
             assert bots.decisions > 0
         for events in hands:
             assert audit_hand(events).ok
-        # The second hand rotated the seats: the dealer moved on.
         assert [e.seats for e in (h[0] for h in hands) if isinstance(e, ev.HandStarted)][
             1
         ] == players[1:] + players[:1]
@@ -125,7 +132,7 @@ def test_four_computer_seats_play_a_hand_to_the_end(tmp_path: Path) -> None:
 def test_a_lobby_table_with_computer_seats_starts_finishes_and_stays_casual(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as (log, _):
-            options = lb.TableOptions(computers="normal", pace="instant", hands=1, clock="blitz")
+            options = lb.TableOptions(computers="normal", pace="instant", clock="blitz")
             await send(log, lb.CreateTable(player="ann", request_id="c", options=options))
             opened = await answer(log, "c")
             assert isinstance(opened, lb.TableOpened)
@@ -134,9 +141,16 @@ def test_a_lobby_table_with_computer_seats_starts_finishes_and_stays_casual(tmp_
             await send(
                 log, lb.FillWithComputers(player="ann", request_id="f", table_id=opened.table_id)
             )
-            started = await answer(log, "f")
-            assert isinstance(started, lb.TableStarted) and not started.rated
+            found = await answer(log, "f")
+            assert isinstance(found, lb.TableFound) and not found.rated
+            for p in ("ann", "bob"):  # their clients open the table: the hand is dealt
+                arrival = lb.ArriveAtTable(player=p, request_id=f"a-{p}", table_id=found.table_id)
+                await send(log, arrival)
             await answer_for(log, opened.table_id, {"ann", "bob"})
+            await until(log, lambda es: any(isinstance(e, lb.HandFinished) for e in es))
+            for p in ("ann", "bob"):  # a casual table stays for Play again until they leave
+                leave = lb.LeaveTable(player=p, request_id=f"l-{p}", table_id=found.table_id)
+                await send(log, leave)
             events = await until(log, lambda es: any(isinstance(e, lb.TableClosed) for e in es))
             hands = [v for k, v in (await hand_logs(log)).items() if k[0] == opened.table_id]
             results = await records(log, RATING_RESULTS)

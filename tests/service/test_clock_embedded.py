@@ -25,7 +25,6 @@ from services.clock.service import ClockService
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing
 from services.runtime.topics import RATING_RESULTS, TABLE_COMMANDS, TOPICS
-from services.table import service as table_module
 from services.table.service import TableService
 from tests.service.logs import assert_exactly_once, hand_logs, records, replies
 
@@ -206,65 +205,37 @@ async def test_only_a_rated_hand_leaves_a_result_for_the_ratings(tmp_path: Path)
 
 
 @synchronously
-async def test_an_answer_during_the_pause_between_hands_used_no_time_and_audits(
+async def test_a_tables_next_hand_is_dealt_by_its_own_start_and_runs_its_clocks_from_it(
     tmp_path: Path,
 ) -> None:
-    # A pause of 3 s of real time (at this test's speed), so the answer surely falls in it.
-    table_module.BETWEEN_HANDS_MS = 3_000 * SPEED
-    try:
-        await _answer_during_the_pause(tmp_path)
-    finally:
-        table_module.BETWEEN_HANDS_MS = 5_000
-
-
-async def _answer_during_the_pause(tmp_path: Path) -> None:
+    # One-hand games: the next hand is dealt when its players asked for it (matchmaking
+    # sends its start_hand), so its clocks start at once: no hidden pause in which a player
+    # reading the result loses time.
     async with table_service(tmp_path) as log:
-        start = StartHand(
-            table_id="pause",
-            players=["a", "b", "c", "d"],
-            clock="bullet",
-            hands=2,
-            command_id="s",
-        )
-        await log.produce(
-            [Outgoing(TABLE_COMMANDS, "pause", encode(CommandEnvelope(command=start)))]
-        )
         _, stop, task = clock_service(log)
-        await until_ended(log, ["pause"])  # the first hand, by timeouts
+        for number in (1, 2):
+            start = StartHand(
+                table_id="again",
+                players=["a", "b", "c", "d"],
+                clock="bullet",
+                command_id=f"s{number}",
+            )
+            dealt_ms = fast_now()
+            await log.produce(
+                [Outgoing(TABLE_COMMANDS, "again", encode(CommandEnvelope(command=start)))]
+            )
+            hand = await _until_hand_ended(log, ("again", f"again#{number}"))
         stop.set()
         await task
-        hands = await hand_logs(log)
-        second = next(v for k, v in hands.items() if k[1] == "pause#2")
-        opened = next(e for e in second if isinstance(e, ev.ClockStarted))
-        assert opened.at_ms > fast_now()  # its clocks have not started yet
-        answer = cmd.ChooseExchange(
-            seat=0,
-            table_id="pause",
-            hand_id="pause#2",
-            decision_seq=opened.decision_seq,
-            command_id="early",
-            tiles=_three_of_a_suit(second),
-        )
-        await log.produce(
-            [Outgoing(TABLE_COMMANDS, "pause", encode(CommandEnvelope(command=answer)))]
-        )
-        _, stop, task = clock_service(log)  # now the second hand plays out by timeouts
-        for _ in range(600):
-            second = next(v for k, v in (await hand_logs(log)).items() if k[1] == "pause#2")
-            if isinstance(second[-1], ev.HandEnded):
-                break
-            await asyncio.sleep(0.05)
-        stop.set()
-        await task
-    stop_event = next(e for e in second if isinstance(e, ev.ClockStopped))
-    assert stop_event.seat == 0 and stop_event.used_ms == 0 and not stop_event.timeout
-    assert audit_hand(second).ok, audit_hand(second).problems
+    opened = next(e for e in hand if isinstance(e, ev.ClockStarted))
+    assert opened.at_ms >= dealt_ms
+    assert audit_hand(hand).ok, audit_hand(hand).problems
 
 
-def _three_of_a_suit(events: list[ev.Event]) -> list[str]:
-    dealt = next(e for e in events if isinstance(e, ev.TilesDealt) and e.seat == 0)
-    for suit in "mps":
-        tiles = sorted(t for t in dealt.tiles if t.endswith(suit))
-        if len(tiles) >= 3:
-            return tiles[:3]
-    raise AssertionError("no suit with three tiles")
+async def _until_hand_ended(log: EmbeddedLog, key: tuple[str, str]) -> list[ev.Event]:
+    for _ in range(1_200):
+        hand = (await hand_logs(log)).get(key, [])
+        if hand and isinstance(hand[-1], ev.HandEnded):
+            return hand
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{key} did not end")

@@ -1,5 +1,6 @@
 """Four clients play a whole hand through the gateway's WebSocket, each with its own seat's
-view, and a table plays its hands in a row with every client seeing each hand's end."""
+view, and a casual table plays another hand once all four ask for it, every client seeing
+each hand's end."""
 
 from __future__ import annotations
 
@@ -33,11 +34,21 @@ def test_four_clients_play_a_hand_through_the_gateway(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
-def test_hands_in_a_row_each_end_is_seen(tmp_path: Path) -> None:
+def test_a_casual_table_deals_again_only_once_every_player_asks(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 2})
+            table_id, users = await table_of_four(p, {"clock": None})
             sockets = [await connect(p, u, table_id) for u in users]
+            await asyncio.wait_for(asyncio.gather(*(play_with_bot(s) for s in sockets)), 240)
+            for u in users[:3]:
+                r = await p.http.post(f"/api/tables/{table_id}/again", headers=u.auth)
+                assert r.status_code == 200, r.text
+            await asyncio.sleep(1.0)  # three of four asked: no hand is dealt
+            table = await p.http.get(f"/api/tables/{table_id}", headers=users[0].auth)
+            assert table.json()["status"] == "results"
+            assert all(s.hand_id == f"{table_id}#1" for s in sockets)
+            r = await p.http.post(f"/api/tables/{table_id}/again", headers=users[3].auth)
+            assert r.status_code == 200, r.text
             await asyncio.wait_for(
                 asyncio.gather(*(play_with_bot(s, hands=2) for s in sockets)), 240
             )
@@ -46,5 +57,29 @@ def test_hands_in_a_row_each_end_is_seen(tmp_path: Path) -> None:
                 ended_views = [f for f in s.of_type("view") if f["view"]["phase"] == "ended"]
                 assert f"{table_id}#1" in {f["hand_id"] for f in ended_views}
                 await s.close()
+            table = await p.http.get(f"/api/tables/{table_id}", headers=users[0].auth)
+            body = table.json()
+            assert body["hands_played"] == 2 and sum(body["totals"].values()) == 0
+
+    asyncio.run(go())
+
+
+def test_a_rated_table_plays_one_hand_and_frees_its_players_at_once(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p, {"rated": True, "clock": "blitz"})
+            sockets = [await connect(p, u, table_id) for u in users]
+            await asyncio.wait_for(asyncio.gather(*(play_with_bot(s) for s in sockets)), 240)
+            for s in sockets:
+                await s.until(
+                    lambda x: any(f.get("status") == "closed" for f in x.of_type("table"))
+                )
+                assert s.ended == [f"{table_id}#1"]
+                await s.close()
+            for u in users:
+                lobby = (await p.http.get("/api/lobby", headers=u.auth)).json()
+                assert lobby["table_id"] is None
+                r = await p.http.post("/api/quickplay", json={}, headers=u.auth)
+                assert r.status_code == 200, r.text
 
     asyncio.run(go())

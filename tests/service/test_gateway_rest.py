@@ -235,7 +235,7 @@ def test_body_size_limit(tmp_path: Path) -> None:
 def test_hand_export_replay_and_history(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": False})
+            table_id, users = await table_of_four(p, {"clock": None, "public": False})
             sockets = [await connect(p, u, table_id) for u in users]
             others = asyncio.gather(*(play_with_bot(s) for s in sockets[1:]))
             await asyncio.wait_for(play_with_bot(sockets[0], stop_at_seq=30), 60)

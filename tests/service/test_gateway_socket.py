@@ -38,7 +38,7 @@ async def _commands(log: EventLog) -> list[Any]:
 def test_a_player_acts_only_for_its_own_seat(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
             s = await connect(p, users[0], table_id)
             await s.until(lambda x: x.view is not None)
             assert s.view is not None
@@ -239,7 +239,7 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
 def test_spectators_see_only_public_information(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
             watcher = await guest(p)
             w = await connect(p, watcher, table_id)
             await w.until(lambda x: x.view is not None)
@@ -273,7 +273,7 @@ def test_spectators_see_only_public_information(tmp_path: Path) -> None:
 def test_strangers_and_bad_tokens_are_refused(tmp_path: Path, public: bool) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, _ = await table_of_four(p, {"clock": None, "hands": 1, "public": public})
+            table_id, _ = await table_of_four(p, {"clock": None, "public": public})
             stranger = await guest(p)
             s = await connect(p, stranger, table_id)
             if public:
@@ -298,7 +298,7 @@ def test_a_second_socket_of_a_player_takes_the_seat_and_the_first_is_told(
 ) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await table_of_four(p, {"clock": None, "hands": 1, "public": True})
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
             first = await connect(p, users[0], table_id)
             await first.until(lambda x: x.view is not None)
             # A spectator of the same table is not affected by anyone's second tab.

@@ -86,7 +86,6 @@ class SoakConfig:
     workdir: Path = Path("/tmp/mahjong-planet-soak")
     rated_tables: int = 2  # concurrent private rated tables of four guests
     rated_clock: str = "blitz"
-    rated_hands: int = 2
     quick_play_groups: int = 1  # concurrent Quick Play groups of four guests
     computer_tables: int = 2  # concurrent casual bullet tables, one guest and three computers
     think_s: tuple[float, float] = (0.3, 1.5)  # a player's time to decide
@@ -509,7 +508,8 @@ class Soak:
     async def wait_started(self, player: Player, table_id: str) -> dict[str, Any]:
         for _ in range(240):
             t: dict[str, Any] = (await player.call("GET", f"/api/tables/{table_id}")).json()
-            if t["status"] in ("started", "closed"):
+            # starting: the players are found and the deal waits for their clients to open it
+            if t["status"] in ("starting", "started", "results", "closed"):
                 return t
             await asyncio.sleep(0.5)
         raise AssertionError(f"table {table_id} did not start: {t}")
@@ -528,8 +528,7 @@ class Soak:
     async def rated_table(self) -> None:
         players = await self.players(4)
         try:
-            options = {"rated": True, "clock": self.config.rated_clock, "public": False,
-                       "hands": self.config.rated_hands}  # fmt: skip
+            options = {"rated": True, "clock": self.config.rated_clock, "public": False}
             table_id, code = await self.create(players[0], options)
             for p in players[1:]:
                 r = await p.call("POST", f"/api/tables/{table_id}/join", {"code": code}, (200, 409))
@@ -537,7 +536,7 @@ class Soak:
                     raise AssertionError(f"join {table_id} refused: {r.text}")
             await self.wait_started(players[0], table_id)
             self.tables["rated"] += 1
-            await self.play_table(table_id, players, self.config.rated_hands)
+            await self.play_table(table_id, players, 1)  # every game is a single hand
         finally:
             for p in players:
                 await p.close()
@@ -564,10 +563,9 @@ class Soak:
                         await p.call("POST", "/api/quickplay", {}, ok=(200, 409))
             games = []
             for table_id, group in seated.items():
-                t = await self.wait_started(group[0], table_id)
-                hands = int((t.get("options") or {}).get("hands", 4))
+                await self.wait_started(group[0], table_id)
                 self.tables["quick_play"] += 1
-                games.append(self.play_table(table_id, group, hands))
+                games.append(self.play_table(table_id, group, 1))
             await asyncio.gather(*games)
         finally:
             for p in players:
@@ -577,7 +575,7 @@ class Soak:
         [player] = await self.players(1)
         try:
             options = {"computers": "normal", "pace": "fast", "clock": "bullet",
-                       "public": False, "hands": 1}  # fmt: skip
+                       "public": False}  # fmt: skip
             table_id, _ = await self.create(player, options)
             await player.call("POST", f"/api/tables/{table_id}/fill", ok=(200, 409))
             await self.wait_started(player, table_id)
