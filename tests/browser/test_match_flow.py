@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from tests.browser.players import WsGuests, ui_play
 from tests.browser.test_web_client import open_page
 
 SIZES = ((1920, 1080), (1366, 768), (390, 844))
@@ -142,3 +143,147 @@ def _guest(url: str) -> dict[str, str]:
     r = httpx.post(f"{url}/api/auth/guest", timeout=10)
     r.raise_for_status()
     return {"authorization": f"Bearer {r.json()['token']}"}
+
+
+def test_a_table_found_shows_the_players_and_ratings_until_the_deal(
+    browser: Any, server: str, shot: Any
+) -> None:
+    # Three browsers and one player who never opens the table: the deal waits for them, at
+    # most 10 s, and meanwhile the three see who they play against.
+    pages = [open_page(browser, server) for _ in range(3)]
+    for page in pages:
+        page.click("[data-action='quick-play']")
+        page.wait_for_selector("[data-testid='quick-status']:not(:empty)")
+    absent = _guest(server)
+    r = httpx.post(f"{server}/api/quickplay", json={"computers_after_s": 60}, headers=absent)
+    assert r.status_code == 200, r.text
+    for page in pages:
+        page.wait_for_selector("[data-testid='table-status']:has-text('Table found')", timeout=5000)
+    found = pages[0].inner_text(".waiting")
+    assert found.count("Rating 1500") == 4
+    assert found.count("at the table") >= 1 and "opening the table" in found
+    assert pages[0].locator(".found-seat").count() == 4
+    assert pages[0].locator(".found-seat.is-me").count() == 1
+    shots(pages[0], shot, "table-found")
+    for page in pages:
+        page.wait_for_selector(".my-hand", timeout=15_000)
+        assert not page.errors
+
+
+# --- 2: a rated table plays one hand ----------------------------------------------------------
+
+
+def _create(page: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """A table made through the page's session (the form's options, as the client sends them)."""
+    result: dict[str, Any] = page.evaluate(
+        """async (options) => {
+          const s = JSON.parse(localStorage.getItem("mp.session"));
+          const r = await fetch("/api/tables", {method: "POST", headers: {
+            "content-type": "application/json", authorization: `Bearer ${s.token}`},
+            body: JSON.stringify({options})});
+          return r.json();
+        }""",
+        options,
+    )
+    return result
+
+
+def test_a_rated_table_ends_after_one_hand_and_its_players_can_queue_again(
+    browser: Any, server: str, shot: Any
+) -> None:
+    page = open_page(browser, server)
+    made = _create(page, {"public": False, "rated": True, "clock": "bullet"})
+    table_id, code = made["table_id"], made["code"]
+    page.goto(f"{server}/#/table/{table_id}")
+    page.wait_for_selector("[data-testid='invite-code']")
+    guests = WsGuests(server, 3)
+    guests.join(table_id, code)
+    guests.play(table_id)
+    page.wait_for_selector(".my-hand", timeout=20_000)
+    ui_play(page, timeout_s=240)
+    guests.wait()
+    page.wait_for_selector(".overlay [data-action='quick-play-again']")
+    assert page.locator(".overlay [data-action='play-again']").count() == 0
+    # One hand, then the table is over: nobody is seated there any more.
+    me = page.evaluate("JSON.parse(localStorage.getItem('mp.session')).token")
+    auth = {"authorization": f"Bearer {me}"}
+    for _ in range(50):
+        status = httpx.get(f"{server}/api/tables/{table_id}", headers=auth).json()["status"]
+        if status == "closed":
+            break
+        time.sleep(0.1)
+    assert status == "closed"
+    assert httpx.get(f"{server}/api/lobby", headers=auth).json()["table_id"] is None
+    page.wait_for_timeout(2500)
+    assert page.inner_text(".hand-id") == "Hand 1"  # and no second hand was dealt
+    shots(page, shot, "rated-result")
+    # Straight back into the queue, from the result (and the others over the API).
+    page.click(".overlay [data-action='quick-play-again']")
+    page.wait_for_selector("[data-testid='quick-status']:not(:empty)")
+    assert "Waiting" in page.inner_text("[data-testid='quick-status']")
+    other = guests.users[0].auth
+    r = httpx.post(f"{server}/api/quickplay", json={"computers_after_s": 60}, headers=other)
+    assert r.status_code == 200, r.text
+    # A stranger with the table's link learns that it has ended.
+    stranger = open_page(browser, server)
+    stranger.evaluate(f"location.hash = '#/table/{table_id}'")
+    stranger.wait_for_selector("[data-testid='table-gone']", timeout=1500)
+    assert "This table has ended" in stranger.inner_text("[data-testid='table-gone']")
+    shots(stranger, shot, "ended")
+    assert not page.errors and not stranger.errors
+
+
+# --- 3: no deal behind the result -------------------------------------------------------------
+
+
+def test_no_hand_is_dealt_while_the_result_is_shown(browser: Any, server: str, shot: Any) -> None:
+    page = open_page(browser, server)
+    table_id = start_practice(page)
+    ui_play(page)
+    dialog = ".overlay[data-testid='result']"
+    page.wait_for_selector(f"{dialog} [data-action='play-again']")
+    assert page.evaluate("document.activeElement.dataset.action") == "play-again"
+    assert "Totals after 1 hand" in page.inner_text(dialog)
+    page.wait_for_timeout(4000)
+    # Still the first hand, its result still shown: nothing was dealt behind it.
+    assert page.inner_text(".hand-id") == "Hand 1"
+    assert page.locator(dialog).count() == 1
+    me = page.evaluate("JSON.parse(localStorage.getItem('mp.session')).token")
+    info = httpx.get(
+        f"{server}/api/tables/{table_id}", headers={"authorization": f"Bearer {me}"}
+    ).json()
+    assert info["status"] == "results" and info["hands_played"] == 1
+    shots(page, shot, "result-play-again")
+    # Closing the result keeps Play again at hand, and it deals the next hand.
+    page.click(f"{dialog} [data-action='dismiss']")
+    page.wait_for_selector(".actions [data-action='play-again']")
+    page.click(".actions [data-action='play-again']")
+    page.wait_for_selector(".hand-id:has-text('Hand 2')", timeout=15_000)
+    page.wait_for_selector(".my-hand")
+    assert page.locator(dialog).count() == 0
+    assert not page.errors
+
+
+# --- 7: live tables in the lobby --------------------------------------------------------------
+
+
+def test_a_started_public_table_is_listed_and_can_be_watched(
+    browser: Any, server: str, shot: Any
+) -> None:
+    host = open_page(browser, server)
+    made = _create(host, {"public": True, "computers": "easy", "clock": None, "pace": "slow"})
+    host.goto(f"{server}/#/table/{made['table_id']}")
+    host.click("[data-action='fill']")
+    host.wait_for_selector(".my-hand", timeout=15_000)
+    viewer = open_page(browser, server)
+    row = f"[data-testid='public-tables'] li[data-table-id='{made['table_id']}']"
+    viewer.wait_for_selector(f"{row}[data-status='started']", timeout=5000)
+    text = viewer.inner_text(row)
+    assert "in play" in text and "Computer" in text
+    assert viewer.locator(f"{row} [data-action='join-table']").count() == 0
+    shots(viewer, shot, "lobby-live-table")
+    viewer.click(f"{row} [data-action='watch']")
+    viewer.wait_for_selector(".board")
+    assert "Spectating" in viewer.inner_text(".table-bar")
+    assert viewer.locator(".my-hand").count() == 0
+    assert not viewer.errors and not host.errors

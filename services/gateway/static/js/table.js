@@ -99,6 +99,7 @@ class TableClient {
     this.paused = this.practice ? Boolean(this.practice.paused) : false;
     this.showResult = false;
     this.stopped = null; // the close reason the client stopped at (STOPPED)
+    this.confirmLeave = false; // the "leave this hand?" dialog is open
     this.keyHandler = (e) => this.onKey(e);
     document.addEventListener("keydown", this.keyHandler);
     this.focusHandler = (e) => {
@@ -160,6 +161,7 @@ class TableClient {
   // The server closed the table to this client for good (or until "use here").
   stop(reason) {
     this.stopped = reason;
+    this.status = "stopped"; // not "reconnecting": it does not
     this.notice = "";
     this.render();
     if (reason !== "opened_elsewhere") {
@@ -251,6 +253,8 @@ class TableClient {
   onEvents(f) {
     const fresh = [];
     if (f.hand_id !== this.handId) {
+      // A new hand is dealt only once every human asked for it: the last result goes.
+      if (this.handId !== null) this.newHand();
       this.handId = f.hand_id;
       this.events = new Map();
       this.eventsLoaded = false;
@@ -264,6 +268,15 @@ class TableClient {
     if (last && last.type === "hand_ended") this.showResult = true;
     // News for screen readers: what happened since the last frame (not the backlog).
     if (this.frame) for (const e of fresh) announce(describe(e, this.frame));
+  }
+
+  newHand() {
+    this.showResult = false;
+    this.confirmLeave = false;
+    if (this.practice && this.practice.finished) {
+      this.practice = { ...this.practice, finished: false };
+      localStorage.setItem("mp.practice", JSON.stringify(this.practice));
+    }
   }
 
   // Says once per decision what the seat is asked to do, with the keys that do it.
@@ -488,7 +501,7 @@ class TableClient {
     const focusedIndex = hadFocus && !focusedKey && !focusedAction ? this.focusables().indexOf(active) : -1;
     const root = this.root;
     root.replaceChildren();
-    const dialogOpen = this.stopped || this.paused || (this.showResult && this.finished);
+    const dialogOpen = this.stopped || this.confirmLeave || this.paused || (this.showResult && this.finished);
     const top = h(
       "div",
       { class: "table-bar" },
@@ -506,6 +519,7 @@ class TableClient {
             text: this.paused ? t("practice.resume") : t("practice.pause"),
           })
         : null,
+      this.leaveButton(),
       h("span", { class: "connection" }),
     );
     root.append(top);
@@ -547,6 +561,7 @@ class TableClient {
     root.append(side);
     let dialog = null;
     if (this.stopped) dialog = this.elsewhereDialog();
+    else if (this.confirmLeave) dialog = this.leaveDialog();
     else if (this.paused) dialog = this.pausedDialog();
     else if (this.showResult && this.finished) dialog = this.resultDialog();
     if (dialog) {
@@ -662,26 +677,184 @@ class TableClient {
       { class: "overlay-box result" },
       h("h2", { id: "result-title", text: t("result.title") }),
       me !== null ? h("p", { class: "result-score", dataset: { testid: "result-score" }, text: t("result.score", { score: score > 0 ? `+${score}` : score }) }) : null,
+      this.againStatus(),
+      this.totals(f),
       renderSettlement(f.events, f.names, me),
-      h(
-        "div",
-        { class: "result-actions" },
-        h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "dismiss" }, onclick: () => this.dismissResult(), text: t("result.close") }),
-        this.practice ? h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.to_lobby") }) : null,
-        h("a", { class: "button secondary", href: `#/replay/${encodeURIComponent(f.handId)}`, dataset: { action: "replay" }, text: t("result.replay") }),
-      ),
+      h("div", { class: "result-actions" }, ...this.resultActions(f)),
     );
     return h(
       "dialog",
       {
         class: "overlay",
         "aria-labelledby": "result-title",
+        dataset: { testid: "result" },
         oncancel: (e) => {
           e.preventDefault();
           this.dismissResult();
         },
       },
       box,
+    );
+  }
+
+  me() {
+    const s = session();
+    return s && s.account ? s.account.id : null;
+  }
+
+  // Whether this player holds a seat at the table now (the lobby's word).
+  seatedHere() {
+    const tf = this.table;
+    return Boolean(tf && this.welcome && this.welcome.role === "player" && tf.seated.some((s) => s.player === this.me()));
+  }
+
+  // After a hand: a casual table offers Play again (dealt once every human asked); a rated
+  // or Quick Play table is over, and its players are free at once.
+  resultActions(f) {
+    const tf = this.table;
+    const seated = this.seatedHere();
+    const between = seated && tf.status === "results" && tf.play_again;
+    const pressed = between && tf.ready.includes(this.me());
+    const over = !tf || tf.status === "closed" || (!tf.play_again && tf.status !== "open");
+    const actions = [];
+    if (between) {
+      actions.push(
+        h("button", { class: "button primary", type: "button", autofocus: !pressed, disabled: pressed, dataset: { action: "play-again" }, onclick: () => this.playAgain(), text: pressed ? t("result.again_waiting") : t("result.again") }),
+        h("button", { class: "button secondary", type: "button", dataset: { action: "leave-table" }, onclick: () => this.leave(), text: t("table.leave") }),
+      );
+    } else if (over && this.welcome && this.welcome.role === "player") {
+      actions.push(
+        h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "quick-play-again" }, onclick: () => this.quickPlayAgain(), text: t("result.quick_again") }),
+        h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") }),
+      );
+    }
+    actions.push(h("button", { class: "button secondary", type: "button", autofocus: !actions.length || pressed, dataset: { action: "dismiss" }, onclick: () => this.dismissResult(), text: t("result.close") }));
+    if (!between && !over) actions.push(h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.to_lobby") }));
+    actions.push(h("a", { class: "button secondary", href: `#/replay/${encodeURIComponent(f.handId)}`, dataset: { action: "replay" }, text: t("result.replay") }));
+    return actions;
+  }
+
+  // The result closed: it can be shown again, and Play again and Leave stay at hand.
+  betweenHands() {
+    const tf = this.table;
+    const out = [h("button", { class: "button", type: "button", dataset: { action: "show-result" }, onclick: () => { this.showResult = true; this.render(); }, text: t("result.show") })];
+    if (this.seatedHere() && tf.status === "results" && tf.play_again) {
+      const pressed = tf.ready.includes(this.me());
+      out.push(
+        h("button", { class: "button primary", type: "button", disabled: pressed, dataset: { action: "play-again" }, onclick: () => this.playAgain(), text: pressed ? t("result.again_waiting") : t("result.again") }),
+        h("button", { class: "button secondary", type: "button", dataset: { action: "leave-table" }, onclick: () => this.leave(), text: t("table.leave") }),
+      );
+    }
+    return out;
+  }
+
+  // The running totals of the hands played together at this table (casual tables).
+  totals(f) {
+    const tf = this.table;
+    if (!tf || !tf.play_again || !tf.hands_played || !Object.keys(tf.totals).length) return null;
+    const names = Object.fromEntries(tf.seated.map((s) => [s.player, s.name]));
+    const rows = Object.entries(tf.totals).sort((a, b) => b[1] - a[1]);
+    const fmt = (n) => (n > 0 ? `+${n}` : String(n));
+    return h(
+      "section",
+      { class: "totals", "aria-labelledby": "totals-title", dataset: { testid: "totals" } },
+      h("h3", { id: "totals-title", text: t("result.totals", { n: tf.hands_played }) }),
+      h(
+        "table",
+        { class: "settlement-table" },
+        h("tbody", {}, ...rows.map(([p, v]) => h("tr", { class: p === this.me() ? "is-me" : null }, h("th", { scope: "row", text: playerName(p, { ...f.names, ...names }) }), h("td", { class: "total", text: fmt(v) })))),
+      ),
+    );
+  }
+
+  // Who has pressed Play again, and what the table waits for.
+  againStatus() {
+    const tf = this.table;
+    if (!tf || !tf.play_again || !["results", "starting"].includes(tf.status)) return null;
+    if (tf.status === "starting") return h("p", { class: "muted", dataset: { testid: "again-status" }, text: t("result.dealing") });
+    const humans = tf.seated.filter((s) => !s.computer);
+    return h(
+      "ul",
+      { class: "again-list", "aria-label": t("result.again_who"), dataset: { testid: "again-status" } },
+      ...humans.map((s) => h("li", { class: tf.ready.includes(s.player) ? "ready" : null, text: t(tf.ready.includes(s.player) ? "result.again_ready" : "result.again_deciding", { name: s.name }) })),
+    );
+  }
+
+  async playAgain() {
+    await this.request(`/api/tables/${encodeURIComponent(this.tableId)}/again`);
+  }
+
+  async quickPlayAgain() {
+    try {
+      await api("POST", "/api/quickplay", { computers_after_s: 60 });
+      announce(t("quick.joined"));
+      location.hash = "#/lobby";
+    } catch (e) {
+      this.setNotice(serverMessage(e.code, e.params, e.message));
+      this.render();
+    }
+  }
+
+  // Leave the seat: before or between hands at once; during a hand the clock plays it until
+  // the hand ends (the server's rule), or, untimed, the hand is abandoned.
+  async leave() {
+    try {
+      await api("POST", `/api/tables/${encodeURIComponent(this.tableId)}/leave`, {});
+    } catch (e) {
+      this.confirmLeave = false;
+      this.setNotice(serverMessage(e.code, e.params, e.message));
+      this.render();
+      return;
+    }
+    if (this.practice) localStorage.setItem("mp.practice", JSON.stringify({ ...this.practice, finished: true, paused: false }));
+    this.confirmLeave = false;
+    location.hash = "#/lobby";
+  }
+
+  // "Leave" in the table bar while a hand is in play (a winner leaves at once).
+  leaveButton() {
+    const tf = this.table;
+    if (!this.seatedHere() || !["starting", "started"].includes(tf.status)) return null;
+    if (this.frame && this.frame.view.phase === "ended" && this.frame.hand_id === this.handId) return null;
+    const won = tf.done.includes(this.me());
+    return h("button", {
+      class: "button secondary",
+      type: "button",
+      dataset: { action: "leave-hand" },
+      text: t("table.leave_hand"),
+      onclick: () => {
+        if (won) this.leave();
+        else {
+          this.confirmLeave = true;
+          this.render();
+        }
+      },
+    });
+  }
+
+  leaveDialog() {
+    const tf = this.table;
+    const timed = tf && tf.options && tf.options.clock;
+    const text = timed ? (tf.rated ? t("leave.timed_rated") : t("leave.timed")) : t("leave.untimed");
+    const stay = () => {
+      this.confirmLeave = false;
+      this.render();
+    };
+    return h(
+      "dialog",
+      { class: "overlay", "aria-labelledby": "leave-title", "aria-describedby": "leave-help", dataset: { testid: "confirm-leave" }, oncancel: (e) => { e.preventDefault(); stay(); } },
+      h(
+        "div",
+        { class: "overlay-box" },
+        h("h2", { id: "leave-title", text: t("leave.title") }),
+        h("p", { id: "leave-help", text }),
+        h(
+          "div",
+          { class: "result-actions" },
+          h("button", { class: "button secondary", type: "button", autofocus: true, dataset: { action: "stay" }, onclick: stay, text: t("leave.stay") }),
+          h("button", { class: "button primary", type: "button", dataset: { action: "confirm-leave" }, onclick: () => this.leave(), text: t("leave.confirm") }),
+        ),
+      ),
     );
   }
 
@@ -713,7 +886,7 @@ class TableClient {
         h("p", {
           class: "options",
           text: [
-            o.public ? t("options.public") : t("options.private"),
+            tf.quick_play ? t("quick.title") : o.public ? t("options.public") : t("options.private"),
             o.rated ? t("options.rated") : t("options.casual"),
             o.clock ? t(`clock.${o.clock}`) : t("clock.untimed"),
             o.computers ? t("options.computers", { strength: t(`strength.${o.computers}`) }) : t("options.no_computers"),
@@ -756,8 +929,8 @@ class TableClient {
     return h(
       "li",
       { class: s.player === me ? "found-seat is-me" : "found-seat" },
-      h("span", { class: "found-name", text: name }),
-      s.rating !== null && s.rating !== undefined && !s.computer ? h("span", { class: "found-rating", text: t("table.rating", { rating: Math.round(s.rating) }) }) : null,
+      h("span", { class: "found-name", text: s.player === me ? `${name} (${t("seat.you")})` : name }),
+      s.rating !== null && s.rating !== undefined && !s.computer ? h("span", { class: "found-rating", text: t("table.rating", { rating: String(Math.round(s.rating)) }) }) : null,
       !s.computer ? h("span", { class: "muted", text: s.present ? t("table.present") : t("table.opening") }) : null,
     );
   }
@@ -814,6 +987,7 @@ class TableClient {
     if (of("discard").length) bar.append(h("span", { class: "hint", text: t("actions.discard_hint") }));
     if (!legal.length && view.phase !== "ended") bar.append(h("span", { class: "hint", text: phaseText(view, me, this.frame.names) }));
     if (waiting) bar.append(h("span", { class: "hint", text: t("actions.sent") }));
+    if (view.phase === "ended" && this.finished && !this.showResult) bar.append(...this.betweenHands());
     return bar;
   }
 
