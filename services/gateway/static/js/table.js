@@ -719,16 +719,18 @@ class TableClient {
     const actions = [];
     if (between) {
       actions.push(
-        h("button", { class: "button primary", type: "button", autofocus: !pressed, disabled: pressed, dataset: { action: "play-again" }, onclick: () => this.playAgain(), text: pressed ? t("result.again_waiting") : t("result.again") }),
+        h("button", { class: "button primary", type: "button", disabled: pressed, dataset: { action: "play-again" }, onclick: () => this.playAgain(), text: pressed ? t("result.again_waiting") : t("result.again") }),
         h("button", { class: "button secondary", type: "button", dataset: { action: "leave-table" }, onclick: () => this.leave(), text: t("table.leave") }),
       );
     } else if (over && this.welcome && this.welcome.role === "player") {
       actions.push(
-        h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "quick-play-again" }, onclick: () => this.quickPlayAgain(), text: t("result.quick_again") }),
+        h("button", { class: "button primary", type: "button", dataset: { action: "quick-play-again" }, onclick: () => this.quickPlayAgain(), text: t("result.quick_again") }),
         h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") }),
       );
     }
-    actions.push(h("button", { class: "button secondary", type: "button", autofocus: !actions.length || pressed, dataset: { action: "dismiss" }, onclick: () => this.dismissResult(), text: t("result.close") }));
+    // Focus starts on Close, not on Play again: a key pressed for the last discard must not
+    // deal the next hand before the player has read the result.
+    actions.push(h("button", { class: "button secondary", type: "button", autofocus: true, dataset: { action: "dismiss" }, onclick: () => this.dismissResult(), text: t("result.close") }));
     if (!between && !over) actions.push(h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.to_lobby") }));
     actions.push(h("a", { class: "button secondary", href: `#/replay/${encodeURIComponent(f.handId)}`, dataset: { action: "replay" }, text: t("result.replay") }));
     return actions;
