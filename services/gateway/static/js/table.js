@@ -775,6 +775,7 @@ class TableClient {
     if (!tf || !tf.play_again || !["results", "starting"].includes(tf.status)) return null;
     if (tf.status === "starting") return h("p", { class: "muted", dataset: { testid: "again-status" }, text: t("result.dealing") });
     const humans = tf.seated.filter((s) => !s.computer);
+    if (humans.length < 2) return null; // alone with computers: nobody else to wait for
     return h(
       "ul",
       { class: "again-list", "aria-label": t("result.again_who"), dataset: { testid: "again-status" } },
