@@ -42,7 +42,16 @@ DEFAULT_POSTGRES = "postgresql://mahjong:mahjong@127.0.0.1:15432/mahjong"
 METRICS_BASE = 9101
 GATEWAY_PORT = 8000
 
-SERVICES = ("table", "clock", "bots", "matchmaking", "lobby-projector", "rating", "gateway")
+SERVICES = (
+    "table",
+    "clock",
+    "bots",
+    "matchmaking",
+    "lobby-projector",
+    "rating",
+    "history",
+    "gateway",
+)
 """Every service, in start order (stopped in reverse)."""
 
 SCALABLE = ("table", "clock", "bots")
@@ -151,7 +160,7 @@ class Cluster:
             argv += ["--host", self.host, "--port", str(inst.port)]
         else:
             argv += ["--metrics-port", str(inst.port), "--metrics-host", self.host]
-        if inst.service in ("rating", "lobby-projector"):
+        if inst.service in ("rating", "lobby-projector", "history"):
             argv += ["--postgres", self.postgres]
         argv += ["--log-format", "json", *self.extra_args.get(inst.service, ())]
         return argv

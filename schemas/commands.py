@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import msgspec
+from typing import Annotated
 
-from schemas.types import Seat, Suit, Tile
+import msgspec
+from msgspec import Meta
+
+from schemas.types import Count, Ref, Seat, Suit, Tile
 
 
 class HandCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -17,16 +20,16 @@ class HandCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """
 
     seat: Seat
-    table_id: str = ""
-    command_id: str = ""
-    hand_id: str = ""
-    decision_seq: int | None = None
+    table_id: Ref = ""
+    command_id: Ref = ""
+    hand_id: Ref = ""
+    decision_seq: Count | None = None
 
 
 class ChooseExchange(HandCommand, frozen=True, tag="choose_exchange"):
     """Set aside three tiles of one suit to pass (RULES.md §2)."""
 
-    tiles: list[Tile]
+    tiles: Annotated[list[Tile], Meta(max_length=14)]  # three; more is refused by rule
 
 
 class DeclareMissing(HandCommand, frozen=True, tag="declare_missing"):

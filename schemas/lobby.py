@@ -8,13 +8,21 @@ rating to Quick Play requests (the matchmaking service keeps no ratings of its o
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
+from msgspec import Meta
 
 from schemas import SCHEMA_VERSION, too_deep
+from schemas.rating import Points
+from schemas.types import PlayerId, Ref
 
 Strength = Literal["easy", "normal", "strong"]
+QueueRating = Annotated[float, Meta(ge=-100_000.0, le=100_000.0)]
+"""A rating as the gateway adds it to Quick Play requests: finite, and far wider than what
+ratings reach (they start at 1500 and have no floor), so no real player is refused."""
+ComputersAfter = Annotated[int, Meta(ge=0, le=600)]
+"""Seconds to wait for humans before computers fill a Quick Play table: at most 10 minutes."""
 ClockPreset = Literal["bullet", "blitz", "standard", "relaxed"]
 
 
@@ -39,8 +47,8 @@ class TableOptions(msgspec.Struct, frozen=True, kw_only=True):
 class MatchRequest(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Fields every request carries: who asks, and an id to answer and to drop duplicates."""
 
-    player: str
-    request_id: str
+    player: PlayerId
+    request_id: Ref
 
 
 class CreateTable(MatchRequest, frozen=True, tag="create_table"):
@@ -52,8 +60,8 @@ class CreateTable(MatchRequest, frozen=True, tag="create_table"):
 class JoinTable(MatchRequest, frozen=True, tag="join_table"):
     """Take a seat at an open table; a private table needs its invite ``code``."""
 
-    table_id: str
-    code: str | None = None
+    table_id: Ref
+    code: Ref | None = None
 
 
 class LeaveTable(MatchRequest, frozen=True, tag="leave_table"):
@@ -61,27 +69,27 @@ class LeaveTable(MatchRequest, frozen=True, tag="leave_table"):
     hand a player who has won leaves at once, anyone else leaves the seat to the clock's
     timeouts and is free when the hand ends (RULES.md §8)."""
 
-    table_id: str
+    table_id: Ref
 
 
 class PlayAgain(MatchRequest, frozen=True, tag="play_again"):
     """Between hands at a casual table: deal me in to the next hand. The next hand is dealt
     once every human still seated has asked for it."""
 
-    table_id: str
+    table_id: Ref
 
 
 class ArriveAtTable(MatchRequest, frozen=True, tag="arrive_at_table"):
     """Sent by the gateway when a seated human's client has the table open while the table
     waits to deal (``TableFound``): the deal waits for every seated human, or 10 s."""
 
-    table_id: str
+    table_id: Ref
 
 
 class FillWithComputers(MatchRequest, frozen=True, tag="fill_with_computers"):
     """The creator starts the table now, computers taking the empty seats."""
 
-    table_id: str
+    table_id: Ref
 
 
 class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
@@ -91,8 +99,8 @@ class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
     computers in the empty seats.
     """
 
-    rating: float = 1500.0
-    computers_after_s: int | None = None
+    rating: QueueRating = 1500.0
+    computers_after_s: ComputersAfter | None = None
 
 
 class LeaveQueue(MatchRequest, frozen=True, tag="leave_queue"):
@@ -104,19 +112,19 @@ class TableFinished(MatchRequest, frozen=True, tag="table_finished"):
     lobby table's hand, with the hand's result: ``players`` in seat order and their
     ``points``. A rated or Quick Play table closes; a casual one waits for Play again."""
 
-    table_id: str
-    hand_id: str = ""
-    players: list[str] = []
-    points: list[int] = []
+    table_id: Ref
+    hand_id: Ref = ""
+    players: Annotated[list[PlayerId], Meta(max_length=4)] = []
+    points: Annotated[list[Points], Meta(max_length=4)] = []
 
 
 class PlayerWon(MatchRequest, frozen=True, tag="player_won"):
     """Sent by the table service when a seat of a lobby table has won and so left the hand
     (RULES.md §5): that player may leave the table at once."""
 
-    table_id: str
-    hand_id: str
-    winner: str
+    table_id: Ref
+    hand_id: Ref
+    winner: PlayerId
 
 
 Request = (

@@ -7,9 +7,22 @@ else, so a mistaken producer cannot move a rating.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
+from msgspec import Meta
 
 from schemas import SCHEMA_VERSION, too_deep
+from schemas.types import Name, PlayerId, RequiredRef, Seat, TimeMs
+
+POINTS_LIMIT = 1_000_000
+"""A hand's score is far below this (RULES.md §5: a hand is worth at most 8 a winner, paid
+by at most three seats, a few kongs besides); the bound keeps every value within the int32
+columns of the rating store."""
+
+Points = Annotated[int, Meta(ge=-POINTS_LIMIT, le=POINTS_LIMIT)]
+Seats = Annotated[list[PlayerId], Meta(min_length=4, max_length=4)]
+Scores = Annotated[list[Points], Meta(min_length=4, max_length=4)]
 
 
 class RatedHandResult(
@@ -22,21 +35,23 @@ class RatedHandResult(
     same ``hand_id`` and variant changes nothing.
     """
 
-    table_id: str
-    hand_id: str
-    players: list[str]
-    points: list[int]
+    table_id: RequiredRef
+    hand_id: RequiredRef
+    players: Seats
+    """Four player ids, each 1-64 characters without control characters."""
+    points: Scores
+    """Four scores, each within ±``POINTS_LIMIT``."""
     rated: bool
     """The table was created rated (not casual)."""
-    clock: str | None
+    clock: Name | None
     """The table's clock preset (RULES.md §8: bullet, blitz, standard, relaxed); null (or
     ``untimed``) for an untimed table, which is casual."""
-    computer_seats: list[int] = []
+    computer_seats: Annotated[list[Seat], Meta(max_length=4)] = []
     """Seats played by computer players; any makes the hand casual."""
     practice: bool = False
-    variant: str = "sichuan"
-    preset: str = "Planet-Blood-Battle-v1"
-    ended_at_ms: int = 0
+    variant: Name = "sichuan"
+    preset: Name = "Planet-Blood-Battle-v1"
+    ended_at_ms: TimeMs = 0
     """When the hand ended (Unix ms), for display only: ordering is the log's."""
     v: int = SCHEMA_VERSION
 
@@ -52,7 +67,9 @@ def encode_result(result: RatedHandResult) -> bytes:
 
 def decode_result(raw: bytes) -> RatedHandResult:
     """A result from ``rating.results``; raises ``msgspec.DecodeError`` (or its subclass
-    ``ValidationError``) when the bytes are not one, or come from a newer schema."""
+    ``ValidationError``) when the bytes are not one, a field is out of its bounds (see
+    ``RatedHandResult``), or they come from a newer schema. The live service and
+    ``ratings recompute`` both read results through this function only."""
     try:
         result = _decoder.decode(raw)
     except RecursionError as exc:

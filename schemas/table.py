@@ -8,24 +8,28 @@ far below the broker round trip, so msgpack's smaller size buys nothing we need.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
+from msgspec import Meta
 
 from schemas import SCHEMA_VERSION, too_deep
 from schemas.commands import Command
 from schemas.events import Event
+from schemas.types import Name, PlayerId, Ref, Seat
 
 
 class StartHand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="start_hand"):
     """Deal a new hand at a table (the table service draws the seed)."""
 
-    table_id: str
-    players: list[str]
-    command_id: str = ""
-    preset: str = "Planet-Blood-Battle-v1"
-    clock: str | None = None  # bullet, blitz, standard or relaxed; null: untimed
+    table_id: Ref
+    players: Annotated[list[PlayerId], Meta(max_length=4)]
+    command_id: Ref = ""
+    preset: Name = "Planet-Blood-Battle-v1"
+    clock: Name | None = None  # bullet, blitz, standard or relaxed; null: untimed
     rated: bool = False  # needs a clock and four humans (RULES.md §9)
-    computer_seats: list[int] = []
-    pace: str = "normal"  # the computer seats' pace: instant, fast, normal or slow
+    computer_seats: Annotated[list[Seat], Meta(max_length=4)] = []
+    pace: Name = "normal"  # the computer seats' pace: instant, fast, normal or slow
     lobby: bool = False  # tell matchmaking (match.requests) of winners and the hand's end
 
 

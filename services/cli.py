@@ -230,6 +230,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from services.bots.service import BotService
     from services.clock.service import ClockService
     from services.gateway.cli import gateway_for
+    from services.history.service import HistoryService
+    from services.history.store import open_store as open_history_store
     from services.matchmaking.service import MatchmakingService
     from services.rating.service import RatingService
     from services.rating.store import open_store, postgres_dsn
@@ -250,6 +252,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "matchmaking": MatchmakingService(event_log),
                 "bots": BotService(event_log),
                 "rating": RatingService(event_log, store),
+                "history": HistoryService(
+                    event_log,
+                    open_history_store(
+                        postgres_dsn(getattr(args, "postgres", None)), args.data or DEFAULT_DATA
+                    ),
+                ),
                 "gateway": gateway_for(event_log, args),
             }
             print(
@@ -470,8 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run the platform in one process",
         description="Run every service in this process on the embedded log (default ./data) "
-        "or on Kafka: table, clock, matchmaking, bots, rating and the gateway, which serves "
-        "the web client at http://127.0.0.1:8000/ (--host, --port).",
+        "or on Kafka: table, clock, matchmaking, bots, rating, history and the gateway, which "
+        "serves the web client at http://127.0.0.1:8000/ (--host, --port).",
     )
     add_log_options(p)
     from services.gateway.cli import add_gateway_options
@@ -491,6 +499,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_rating_parsers(sub)  # `rating` (the service) and `ratings recompute|show|leaderboard`
     add_ops_options(sub.choices["rating"])
+
+    from services.history.commands import add_parsers as add_history_parsers
+
+    add_ops_options(add_history_parsers(sub))  # `history` (the projection) and `history rebuild`
     return parser
 
 

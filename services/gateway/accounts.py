@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import re
 import secrets
 import time
@@ -28,6 +29,8 @@ from typing import Protocol
 import msgspec
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+
+from services.gateway.limits import LoginAttempts
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{3,24}$")
 MIN_PASSWORD = 8
@@ -104,6 +107,10 @@ class AccountStore(Protocol):
 
     async def delete_session(self, token_hash: str) -> None: ...
 
+    async def sessions_alive(self, token_hashes: list[str], now: int) -> dict[str, int]:
+        """Of ``token_hashes``, the unexpired sessions and when each expires."""
+        ...
+
     async def delete_expired(self, now: int) -> int: ...
 
     async def record_hands(self, player_hands: list[tuple[str, HandPlayed]]) -> None:
@@ -131,8 +138,15 @@ class Session:
 class Accounts:
     """Register, log in, guests, sessions: the rules around an ``AccountStore``."""
 
-    def __init__(self, store: AccountStore, session_ttl_s: int, guest_ttl_s: int) -> None:
+    def __init__(
+        self,
+        store: AccountStore,
+        session_ttl_s: int,
+        guest_ttl_s: int,
+        attempts: LoginAttempts | None = None,
+    ) -> None:
         self.store = store
+        self.attempts = attempts or LoginAttempts()
         self.session_ttl_ms = session_ttl_s * 1000
         self.guest_ttl_ms = guest_ttl_s * 1000
         self.hasher = PasswordHasher()
@@ -175,13 +189,24 @@ class Accounts:
                 raise AccountError("name_taken", "that name is taken", 409) from None
         return await self._session(account)
 
-    async def login(self, name: str, password: str) -> Session:
-        """A session for the right name and password (one answer for every wrong pair)."""
+    async def login(self, name: str, password: str, address: str = "") -> Session:
+        """A session for the right name and password (one answer for every wrong pair);
+        attempts at one name are slowed after a few, from any address (``LoginAttempts``)."""
+        wait = self.attempts.attempt(name, address)
+        if wait > 0:
+            raise AccountError(
+                "too_many_attempts",
+                "too many wrong passwords for this account; try again later",
+                429,
+                retry_after_s=max(1, math.ceil(wait)),
+            )
         found = await self.store.login_record(name) if NAME_RE.match(name) else None
         stored = found[1] if found is not None else None
         ok = await self._verify(stored or self._dummy_hash, password[:MAX_PASSWORD])
         if found is None or stored is None or not ok:
+            self.attempts.failed(name)
             raise AccountError("bad_credentials", "wrong name or password", 401)
+        self.attempts.succeeded(name, address)
         account = found[0]
         if self.hasher.check_needs_rehash(stored):
             await self.store.set_password(account.id, account.name, await self._hash(password))

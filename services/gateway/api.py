@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import logging
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
@@ -27,16 +28,20 @@ from services.gateway.accounts import (
     NAME_RE,
     Account,
     AccountError,
-    HandPlayed,
+    token_hash,
 )
 from services.gateway.history import ReplayStep, replay_frames
+from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
 from services.gateway.table_info import table_info
 from services.gateway.visibility import hand_over, seen_events
+from services.history.fold import HandRow
 from services.rules.view import seat_view
 
 if TYPE_CHECKING:
     from services.gateway.app import Gateway
+
+log = logging.getLogger("mahjong.gateway.api")
 
 
 class ApiError(Exception):
@@ -63,7 +68,8 @@ _ERROR_DESCRIPTIONS = {
     404: "no such table, player or hand, or not one the caller may see",
     409: "refused by matchmaking or by the hand's state (e.g. `no_such_table`, `in_queue`)",
     413: "the request body is too large (`too_large`)",
-    429: "rate limited (`rate_limited`; `Retry-After` says when to try again)",
+    429: "rate limited (`rate_limited`; at login also `too_many_attempts`, per account name); "
+    "`Retry-After` says when to try again",
     503: "a service did not answer in time (`matchmaking_unavailable`) or could not help",
 }
 
@@ -92,12 +98,47 @@ SESSION_OPTIONAL: list[dict[str, list[str]]] = [{}, {"session": []}]
 ADMIN: list[dict[str, list[str]]] = [{"admin": []}]
 
 
-def api_error_handler(_: Request[Any, Any, Any], exc: Exception) -> Response[ErrorOut]:
+def api_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorOut]:
+    """Every refusal as an ``ErrorOut``, and one structured log line for each (a 500 with its
+    traceback)."""
+    response = _error_answer(exc)
+    error = response.content
+    status: int = response.status_code or 500
+    path = str(request.scope.get("path", ""))[:200]
+    fields = {"status": status, "code": error.code, "method": request.method, "path": path}
+    if status >= 500:
+        log.error("request failed: %s", exc, exc_info=exc, extra=fields)
+    else:
+        log.info("request refused: %d %s", status, error.code, extra=fields)
+    return response
+
+
+def _too_deep(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised by, a RecursionError (JSON nested past the
+    decoder's limit: a few thousand levels)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, RecursionError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _error_answer(exc: Exception) -> Response[ErrorOut]:
+    if _too_deep(exc):
+        return Response(
+            ErrorOut(code="too_deep", reason="the request body is nested too deeply"),
+            status_code=400,
+        )
     if isinstance(exc, AccountError):
         exc = ApiError(exc.status, exc.code, exc.reason, **exc.params)
     if isinstance(exc, ApiError):
         body = ErrorOut(code=exc.code, reason=exc.reason, params=exc.params)
-        return Response(body, status_code=exc.status)
+        retry = exc.params.get("retry_after_s") if exc.status == 429 else None
+        headers = {"retry-after": str(retry)} if retry is not None else None
+        return Response(body, status_code=exc.status, headers=headers)
     if isinstance(exc, HTTPException):
         code = {413: "too_large", 404: "not_found", 405: "method_not_allowed"}.get(
             exc.status_code, "bad_request"
@@ -182,7 +223,11 @@ async def register(request: Request[Any, Any, Any], data: JSONBody[NewAccount]) 
 
 @post("/api/auth/login", status_code=200, tags=["accounts"], responses=errors(400, 401, 413))
 async def login(request: Request[Any, Any, Any], data: JSONBody[Credentials]) -> SessionOut:
-    s = await gateway_of(request).accounts.login(data.name, data.password)
+    """A session for a name and password; many attempts at one name, from any addresses,
+    are slowed (429 ``too_many_attempts``)."""
+    gw = gateway_of(request)
+    address = client_address(request.scope, gw.config.trusted_proxies)  # type: ignore[arg-type]
+    s = await gw.accounts.login(data.name, data.password, address)
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
@@ -201,9 +246,13 @@ async def guest(request: Request[Any, Any, Any]) -> SessionOut:
     responses=errors(),
 )
 async def logout(request: Request[Any, Any, Any]) -> None:
+    """End the session: its token opens nothing any more, and every socket bound to it is
+    closed (``session_ended``), on every gateway."""
     token = _bearer(request)
     if token:
-        await gateway_of(request).accounts.logout(token)
+        gw = gateway_of(request)
+        await gw.accounts.logout(token)
+        gw.sessions.revoke(token_hash(token))
 
 
 class MeOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -263,13 +312,17 @@ async def lobby(request: Request[Any, Any, Any]) -> LobbyOut:
     "/api/tables/{table_id:str}", tags=["lobby"], security=SESSION, responses=errors(400, 401, 404)
 )
 async def table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> TableOut:
-    """A table's status and seats: public tables for everyone, private ones for their
-    players only (others get 404, as for a table that does not exist)."""
+    """A table's status and seats: public tables (open, started or closed) for everyone,
+    private ones for their players only. A private table the caller may not see and a table
+    that does not exist get the same answer: 404 ``no_such_table``."""
     gw = gateway_of(request)
     account = await account_of(request)
     t = gw.lobby.table(table_id)
-    stranger = t is not None and account.id not in t.seated and account.id not in t.players
-    if t is not None and not t.options.public and stranger:
+    if t is None:
+        visible = table_id in gw.lobby.closed and table_id not in gw.lobby.closed_private
+    else:
+        visible = t.options.public or account.id in t.seated or account.id in t.players
+    if not visible:
         raise ApiError(404, "no_such_table", "there is no such table", table_id=table_id)
     return await _table_out(gw, table_id, account.id)
 
@@ -593,11 +646,13 @@ async def player_hands(
     player: FromPath[str],
     limit: FromQuery[int] = 20,
     before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
-) -> list[HandPlayed]:
-    """A player's finished hands, newest first."""
+) -> list[HandRow]:
+    """A player's finished hands, newest first, from the hand-history projection: kind,
+    players in seat order, points, place, best fan. A private table's hands are listed only
+    to its players."""
     gw = gateway_of(request)
-    await account_of(request)
-    return await gw.accounts.store.hands(player, max(1, min(limit, 100)), before_ms)
+    viewer = await account_of(request)
+    return await gw.history.hands(player, viewer.id, max(1, min(limit, 100)), before_ms)
 
 
 class ExportOut(msgspec.Struct, frozen=True, kw_only=True):

@@ -28,23 +28,34 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
-from services.gateway.accounts import Accounts, AccountStore, HandPlayed, open_account_store
+from services.gateway.accounts import Accounts, AccountStore, open_account_store
 from services.gateway.api import ROUTES, ApiError, api_error_handler
 from services.gateway.config import GatewayConfig
 from services.gateway.connection import Connection
 from services.gateway.history import HandLogs
-from services.gateway.limits import ASGIApp, Counter, RateLimitMiddleware, client_address
+from services.gateway.limits import (
+    ASGIApp,
+    Counter,
+    LoginAttempts,
+    PathGuard,
+    RateLimitMiddleware,
+    client_address,
+)
 from services.gateway.lobby import LobbyWatcher
 from services.gateway.metrics import WebSocketMetrics
 from services.gateway.protocol import WS_CLOSE_TRY_AGAIN
 from services.gateway.ratings import Ratings
-from services.gateway.tables import HandStart, TableWatcher
+from services.gateway.sessions import SocketSessions
+from services.gateway.tables import TableWatcher
+from services.history.store import HistoryStore
+from services.history.store import open_store as open_history_store
 from services.runtime.log import EventLog, Follower
 from services.runtime.topics import LOBBY_EVENTS, MATCH_REPLIES, TABLE_EVENTS, TABLE_REPLIES
 
 log = logging.getLogger("mahjong.gateway")
 
 STATIC = Path(__file__).parent / "static"
+PATH_PARAMETER = "^[^\\u0000-\\u001f\\u007f]*$"  # what PathGuard lets through
 HOUSEKEEPING_S = 30.0
 NAMES_CACHED = 20_000
 
@@ -61,10 +72,14 @@ class Gateway:
         self.log = event_log
         self.config = config
         store = account_store or open_account_store(config.postgres_dsn, config.data_dir)
-        self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s)
-        self.tables = TableWatcher(event_log, on_hand_ended=self._hand_ended)
+        attempts = LoginAttempts(config.limits.login_free, config.limits.login_cap_s)
+        self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s, attempts)
+        self.sessions = SocketSessions(store, config.session_check_s)
+        self.tables = TableWatcher(event_log)
         self.lobby = LobbyWatcher(event_log, config.request_timeout_s)
-        self.hand_logs = HandLogs(event_log, self.tables)
+        # Players' hands: the history projection's rows (services/history), read only here.
+        self.history: HistoryStore = open_history_store(config.postgres_dsn, config.data_dir)
+        self.hand_logs = HandLogs(event_log, self.tables, self.history)
         self.ratings = Ratings(event_log, config.postgres_dsn, config.data_dir)
         self.ws_open = Counter()
         self.sockets = 0
@@ -72,6 +87,7 @@ class Gateway:
         self.ready = asyncio.Event()
         self.follower: Follower | None = None
         self._task: asyncio.Task[None] | None = None
+        self._sessions_task: asyncio.Task[None] | None = None
         self._names: OrderedDict[str, str] = OrderedDict()
         self._last_poll = time.monotonic()
         self.port: int | None = None
@@ -83,12 +99,14 @@ class Gateway:
         appended meanwhile is missed), rebuild the lobby."""
         await self.accounts.store.start()
         await self.ratings.start()
+        await self.history.start()
         follower = self.log.follower([TABLE_EVENTS, TABLE_REPLIES, LOBBY_EVENTS, MATCH_REPLIES])
         await follower.start()
         self.follower = follower
         await self.tables.start()
         await self.lobby.start()
         self._task = asyncio.create_task(self._follow(follower))
+        self._sessions_task = asyncio.create_task(self.sessions.run())
         self.ready.set()
 
     async def stop(self) -> None:
@@ -97,9 +115,15 @@ class Gateway:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._sessions_task is not None:
+            self._sessions_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sessions_task
+        self.sessions.close()
         if self.follower is not None:
             await self.follower.stop()
         await self.ratings.close()
+        await self.history.close()
         await self.accounts.store.close()
 
     async def _follow(self, follower: Follower) -> None:
@@ -163,25 +187,6 @@ class Gateway:
 
         hands = await hand_records(self.log)
         return await asyncio.to_thread(audit_encoded_hands, list(hands.values()), processes=1)
-
-    async def _hand_ended(self, start: HandStart, end: Any) -> None:
-        rows = [
-            (
-                player,
-                HandPlayed(
-                    hand_id=end.hand_id,
-                    table_id=end.table_id,
-                    seat=seat,
-                    score=end.scores[seat],
-                    placement=end.placements[seat],
-                    end=end.end,
-                    ended_ms=int(time.time() * 1000),
-                ),
-            )
-            for seat, player in enumerate(start.players)
-            if not player.startswith("computer:")
-        ]
-        await self.accounts.store.record_hands(rows)
 
     # --- serving --------------------------------------------------------------------------
 
@@ -294,7 +299,7 @@ def create_app(gateway: Gateway) -> Litestar:
     """The Litestar app of a started (or starting) ``Gateway``."""
     config = gateway.config
     static = config.static_dir or STATIC
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             *ROUTES,
             table_socket,
@@ -302,6 +307,7 @@ def create_app(gateway: Gateway) -> Litestar:
         ],
         middleware=[  # plain ASGI middleware; Litestar's protocol types are stricter
             cast(Any, SecurityHeaders),
+            cast(Any, PathGuard),
             cast(Any, WebSocketMetrics),
             DefineMiddleware(
                 cast(Any, RateLimitMiddleware),
@@ -337,3 +343,16 @@ def create_app(gateway: Gateway) -> Litestar:
         debug=False,
         logging_config=None,  # the CLI configures logging (JSON lines); Litestar must not
     )
+    _document_path_guard(app)
+    return app
+
+
+def _document_path_guard(app: Litestar) -> None:
+    """Say in the OpenAPI document what ``PathGuard`` refuses (400 ``bad_path``): no path
+    parameter holds a control character."""
+    for item in (app.openapi_schema.paths or {}).values():
+        for operation in (item.get, item.post, item.put, item.patch, item.delete):
+            for parameter in (operation.parameters or []) if operation else []:
+                schema = getattr(parameter, "schema", None)
+                if getattr(parameter, "param_in", None) == "path" and schema is not None:
+                    schema.pattern = PATH_PARAMETER

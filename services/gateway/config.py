@@ -35,6 +35,8 @@ class Limits:
     static: Rate = Rate(50.0, 200.0)  # per client address, everything else (client, schema)
     auth: Rate = Rate(0.5, 10.0)  # per client address: register, login, guest
     admin: Rate = Rate(0.2, 3.0)  # per client address
+    login_free: int = 5  # logins at one account name before they are slowed (any address)
+    login_cap_s: float = 300.0  # the longest wait between two logins at one account name
     max_body_bytes: int = 16 * 1024  # a JSON request body
     ws_frames: Rate = Rate(10.0, 30.0)  # per socket: client frames
     ws_flood_strikes: int = 20  # frames over the limit before the socket is closed (1008)
@@ -57,6 +59,7 @@ class GatewayConfig:
     session_ttl_s: int = 30 * 24 * 3600
     guest_ttl_s: int = 30 * 24 * 3600
     request_timeout_s: float = 10.0  # waiting for matchmaking's answer
+    session_check_s: float = 1.0  # a socket's session is checked in the store this often
     limits: Limits = field(default_factory=Limits)
     trusted_proxies: frozenset[str] = frozenset()  # their X-Forwarded-For is believed
     static_dir: Path | None = None  # the web client; default: the package's static/

@@ -39,6 +39,7 @@ from services.gateway import protocol as proto
 from services.gateway.accounts import Account
 from services.gateway.limits import TokenBucket
 from services.gateway.metrics import COMMANDS_SENT
+from services.gateway.sessions import SessionUnchecked
 from services.gateway.table_info import table_info
 from services.gateway.tables import Watched
 from services.gateway.visibility import hand_over, seen
@@ -98,6 +99,8 @@ class Connection:
         self.role = ""
         self.closing: str | None = None  # a code to close with once the outbox is sent
         self.arrived_for = 0  # the deal_by_ms of the deal this socket said it is here for
+        self.session_key: str | None = None  # the SHA-256 of the hello's token
+        self.ending: Closing | None = None  # the session ended: close with this
 
     # --- the whole life -------------------------------------------------------------------
 
@@ -138,6 +141,8 @@ class Connection:
             await self.socket.close(closing.ws_code, closing.code)
 
     def _leave(self) -> None:
+        if self.session_key is not None:
+            self.gateway.sessions.unbind(self.session_key, self)
         if self.table_id:
             self.gateway.tables.unwatch(self.table_id, self)
             self.gateway.lobby.unlisten(self.table_id, self)
@@ -174,6 +179,9 @@ class Connection:
             )
         account = await self.gateway.accounts.authenticate(frame.token)
         if account is None:
+            raise Closing("unauthorized", "log in again: the session is unknown or expired")
+        self.session_key = await self.gateway.sessions.bind(frame.token, self)
+        if self.session_key is None:
             raise Closing("unauthorized", "log in again: the session is unknown or expired")
         self.account = account
         self.prefix = f"{account.id}/"
@@ -275,6 +283,17 @@ class Connection:
                 )
             )
 
+    def end(self, expired: bool) -> None:
+        """The session has ended (logout anywhere, or expiry): the writer closes the socket
+        with an error frame; nothing more is read or forwarded."""
+        if self.ending is None:
+            self.ending = (
+                Closing("session_expired", "the session has expired: log in again")
+                if expired
+                else Closing("session_ended", "the session has ended: log in again")
+            )
+        self.dirty.set()
+
     def _queue(self, frame: msgspec.Struct) -> None:
         try:
             self.outbox.put_nowait(frame)
@@ -299,6 +318,9 @@ class Connection:
         while not self.closed:
             await self.dirty.wait()
             self.dirty.clear()
+            if self.ending is not None:
+                await self._close_with(self.ending)
+                return
             while not self.outbox.empty():
                 await self.socket.send_text(proto.encode(self.outbox.get_nowait()))
             if self.closing is not None:
@@ -486,12 +508,29 @@ class Connection:
         except msgspec.ValidationError as exc:
             self._error("bad_command", str(exc), cid)
             return
+        if not await self._session_alive(cid):
+            return
         record = Outgoing(
             TABLE_COMMANDS, self.table_id, encode_envelope(CommandEnvelope(command=command))
         )
         await self.gateway.log.produce([record])
         self.gateway.commands_sent += 1
         COMMANDS_SENT.inc()
+
+    async def _session_alive(self, cid: str) -> bool:
+        """Whether the session may still send commands (checked in the account store: it may
+        have ended on another gateway); a socket whose session has ended is closed."""
+        if self.ending is not None or self.session_key is None:
+            return False
+        try:
+            if await self.gateway.sessions.alive(self.session_key):
+                return True
+        except SessionUnchecked:
+            self._error("session_unchecked", "the session could not be checked; try again", cid)
+            return False
+        if self.ending is None:
+            self.end(expired=False)
+        return False
 
 
 def _disconnected(exc: BaseException) -> bool:

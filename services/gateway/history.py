@@ -8,7 +8,8 @@ spectator of a public table) may see it now, through ``visibility.seen_events``.
 with every concealed hand shown (the hand is over, so nothing is hidden any more).
 
 Finding an old hand: the watcher's index of hand starts (every ``hand_started`` the gateway
-has followed), else a scan of the table's ``table.events`` partition. Finished hands never
+has followed), else where the hand-history projection says its log starts, else a scan of
+the table's ``table.events`` partition. Finished hands never
 change, so their events are cached.
 """
 
@@ -22,6 +23,7 @@ from schemas import events as ev
 from schemas.table import decode_event
 from schemas.views import SeatView
 from services.gateway.tables import TableWatcher
+from services.history.store import HistoryStore
 from services.rules.state import HandState, apply
 from services.rules.tiles import NAMES
 from services.rules.view import seat_view
@@ -42,9 +44,12 @@ class ReplayStep(msgspec.Struct, frozen=True, kw_only=True):
 class HandLogs:
     """Reads whole hand logs, with a small cache of finished ones."""
 
-    def __init__(self, event_log: EventLog, tables: TableWatcher) -> None:
+    def __init__(
+        self, event_log: EventLog, tables: TableWatcher, history: HistoryStore | None = None
+    ) -> None:
         self.log = event_log
         self.tables = tables
+        self.history = history
         self.cache: OrderedDict[str, list[ev.Event]] = OrderedDict()
 
     async def events(self, hand_id: str) -> list[ev.Event] | None:
@@ -73,6 +78,10 @@ class HandLogs:
         start = self.tables.hand_starts.get(hand_id)
         partition = self.tables.partition_of(table_id)
         offset = start.offset if start is not None and start.partition == partition else 0
+        if start is None and self.history is not None:
+            rows = await self.history.hand(hand_id)
+            if rows and rows[0].partition == partition:
+                offset = rows[0].start_offset
         events: list[ev.Event] = []
         async for r in read_through(self.log, TABLE_EVENTS, partition, offset):
             if r.key != table_id:

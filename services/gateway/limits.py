@@ -6,13 +6,16 @@ register/login/guest also from the stricter ``Limits.auth`` bucket, admin routes
 the health check) from ``Limits.static``. An empty bucket answers 429 with ``Retry-After``
 and a JSON error body. Request bodies are capped by Litestar (``request_max_body_size``:
 413). WebSocket limits are applied per socket in ``connection.py`` with the same
-``TokenBucket``.
+``TokenBucket``. ``PathGuard`` refuses paths with control characters (NUL above all) before
+any route or file lookup sees them. ``LoginAttempts`` slows password guessing per account.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -21,6 +24,8 @@ from typing import Any
 from services.gateway.config import Limits, Rate
 
 ASGIApp = Callable[..., Any]
+
+log = logging.getLogger("mahjong.gateway.http")
 
 
 class TokenBucket:
@@ -118,6 +123,138 @@ class RateLimitMiddleware:
                 await _too_many(send, wait)
                 return
         await self.app(scope, receive, send)
+
+
+class _Tries:
+    """Login attempts of one account name since its last success."""
+
+    __slots__ = ("count", "last")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last = 0.0
+
+
+class LoginAttempts:
+    """Password guessing slowed per account, from whatever addresses it comes.
+
+    Every attempt at a name counts (before its password is checked, so that parallel
+    requests cannot slip through together); a success clears the count. After ``free``
+    attempts, the next must wait ``2**(count - free)`` seconds after the previous one, at
+    most ``cap_s``: a few typos cost nothing, a guesser gets about ``86400 / cap_s``
+    guesses a day per gateway. An attempt refused for being early is not counted, so
+    hammering does not lengthen the wait. An address that logged into the account before
+    (one of its last ``known`` ones) is neither slowed nor counted: however an attacker
+    keeps the account slowed, the real user's usual devices log in at once (others wait at
+    most ``cap_s``). Names whose count has reached ``free`` are kept apart from the rest,
+    so that trying very many names cannot push a guessed account's count out of memory.
+    """
+
+    def __init__(
+        self,
+        free: int = 5,
+        cap_s: float = 300.0,
+        forget_s: float = 3600.0,
+        known: int = 8,
+        max_names: int = 100_000,
+    ) -> None:
+        self.free, self.cap_s, self.forget_s = free, cap_s, forget_s
+        self.known, self.max_names = known, max_names
+        self._cold: OrderedDict[str, _Tries] = OrderedDict()  # fewer than ``free`` tries
+        self._hot: OrderedDict[str, _Tries] = OrderedDict()
+        self._known: OrderedDict[str, list[str]] = OrderedDict()
+        self.refused = 0
+        self.clock: Callable[[], float] = time.monotonic
+
+    @staticmethod
+    def key(name: str) -> str:
+        return name[:64].lower()
+
+    def attempt(self, name: str, address: str, now: float | None = None) -> float:
+        """0 when this attempt may go on (it is counted); else the seconds to wait."""
+        now = self.clock() if now is None else now
+        key = self.key(name)
+        if address in self._known.get(key, ()):
+            return 0.0
+        tries = self._hot.get(key) or self._cold.get(key)
+        if tries is not None and now - tries.last > self.forget_s:
+            self._drop(key)
+            tries = None
+        if tries is None:
+            tries = self._cold[key] = _Tries()
+            if len(self._cold) > self.max_names:
+                self._cold.popitem(last=False)
+        if tries.count >= self.free:
+            wait = min(self.cap_s, 2.0 ** (tries.count - self.free)) - (now - tries.last)
+            if wait > 0:
+                self.refused += 1
+                return wait
+        tries.count += 1
+        tries.last = now
+        if tries.count >= self.free and key in self._cold:
+            del self._cold[key]
+            self._hot[key] = tries
+            if len(self._hot) > self.max_names:
+                self._hot.popitem(last=False)
+        (self._hot if key in self._hot else self._cold).move_to_end(key)
+        return 0.0
+
+    def failed(self, name: str, now: float | None = None) -> None:
+        """The password was wrong: the wait runs from now (checking it took a while)."""
+        key = self.key(name)
+        tries = self._hot.get(key) or self._cold.get(key)
+        if tries is not None:
+            tries.last = self.clock() if now is None else now
+
+    def succeeded(self, name: str, address: str) -> None:
+        """The right password: the count is cleared and ``address`` becomes a known one."""
+        key = self.key(name)
+        self._drop(key)
+        addresses = self._known.pop(key, [])
+        if address in addresses:
+            addresses.remove(address)
+        self._known[key] = [*addresses, address][-self.known :]
+        if len(self._known) > self.max_names:
+            self._known.popitem(last=False)
+
+    def _drop(self, key: str) -> None:
+        self._cold.pop(key, None)
+        self._hot.pop(key, None)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class PathGuard:
+    """ASGI middleware: a request whose (percent-decoded) path holds a control character is
+    answered 400 ``bad_path`` (and logged) before routing: NUL in a path made the static
+    files' lookup raise (500), and no route or file has such a name."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not _CONTROL.search(path):
+            await self.app(scope, receive, send)
+            return
+        fields = {"status": 400, "code": "bad_path", "method": scope.get("method", "")}
+        fields["path"] = path[:200]
+        log.info("request refused: 400 bad_path", extra=fields)
+        body = json.dumps(
+            {"code": "bad_path", "reason": "the path holds a control character", "params": {}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 400,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
 
 async def _too_many(send: Any, wait_s: float) -> None:

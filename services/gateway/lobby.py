@@ -59,6 +59,7 @@ class LobbyWatcher:
         self.lobby = Lobby()
         self.position = 0  # next lobby.events offset to fold
         self.closed: OrderedDict[str, str] = OrderedDict()  # table id -> reason
+        self.closed_private: set[str] = set()  # of ``closed``: not for strangers' eyes
         self.waiting: dict[str, asyncio.Future[Answer]] = {}
         self.listeners: dict[str, set[TableListener]] = {}
         self.version = 0  # bumped by every folded event (clients poll the lobby)
@@ -101,6 +102,10 @@ class LobbyWatcher:
         except msgspec.DecodeError:
             log.warning("undecodable lobby event at offset %d", r.offset)
             return
+        if isinstance(event, lb.TableClosed):
+            was = self.lobby.tables.get(event.table_id)
+            if was is not None and not was.options.public:
+                self.closed_private.add(event.table_id)
         try:
             apply(self.lobby, event)
         except (KeyError, ValueError):
@@ -110,7 +115,7 @@ class LobbyWatcher:
         if isinstance(event, lb.TableClosed):
             self.closed[event.table_id] = event.reason
             while len(self.closed) > CLOSED_REMEMBERED:
-                self.closed.popitem(last=False)
+                self.closed_private.discard(self.closed.popitem(last=False)[0])
         if event.request_id:
             self._answer(event.request_id, event)
         if table_id is not None:

@@ -157,6 +157,17 @@ class PostgresAccountStore:
     async def delete_session(self, token_hash: str) -> None:
         await self.pool.execute(f"DELETE FROM {self.s}.sessions WHERE token_hash = $1", token_hash)
 
+    async def sessions_alive(self, token_hashes: list[str], now: int) -> dict[str, int]:
+        if not token_hashes:
+            return {}
+        rows = await self.pool.fetch(
+            f"SELECT token_hash, expires_ms FROM {self.s}.sessions "
+            "WHERE token_hash = ANY($1) AND expires_ms > $2",
+            token_hashes,
+            now,
+        )
+        return {r["token_hash"]: r["expires_ms"] for r in rows}
+
     async def delete_expired(self, now: int) -> int:
         status = await self.pool.execute(
             f"DELETE FROM {self.s}.sessions WHERE expires_ms <= $1", now

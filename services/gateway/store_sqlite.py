@@ -161,6 +161,17 @@ class SqliteAccountStore:
     async def delete_session(self, token_hash: str) -> None:
         self.db.execute("DELETE FROM sessions WHERE token_hash = ?", (token_hash,))
 
+    async def sessions_alive(self, token_hashes: list[str], now: int) -> dict[str, int]:
+        if not token_hashes:
+            return {}
+        marks = ",".join("?" * len(token_hashes))
+        rows = self.db.execute(
+            f"SELECT token_hash, expires_ms FROM sessions "
+            f"WHERE token_hash IN ({marks}) AND expires_ms > ?",
+            [*token_hashes, now],
+        ).fetchall()
+        return {h: expires for h, expires in rows}
+
     async def delete_expired(self, now: int) -> int:
         return self.db.execute("DELETE FROM sessions WHERE expires_ms <= ?", (now,)).rowcount
 

@@ -12,8 +12,9 @@ follower passed meanwhile. From then on the follower's records are folded too, e
 once (records older than the load's end are skipped). Seat views come only from
 ``services.rules.view.seat_view`` (RULES.md §10).
 
-Every ``hand_ended`` (of any table, watched or not) also goes to ``on_hand_ended``: the
-players' hand history. Who played a hand is learnt from its ``hand_started``.
+Every ``hand_ended`` (of any table, watched or not) also goes to ``on_hand_ended`` when one
+is given (players' hand history is the history projection's, ``services/history``). Who
+played a hand is learnt from its ``hand_started``.
 """
 
 from __future__ import annotations

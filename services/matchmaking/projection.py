@@ -4,19 +4,27 @@
 with its public facts; ``lobby.position`` the next ``lobby.events`` offset to project. A
 batch of events and the position move in one database transaction, so a crash re-projects
 nothing twice and loses nothing. Invite codes are never written here.
+
+An event that does not decode goes to ``lobby.events.dlq`` with the reason and the position
+moves past it; a failed batch is retried with backoff, and ``progress`` reports a position
+that stops moving while events wait (``/readyz`` 503, ``mahjong_consumer_stalled_seconds``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import asyncpg
+import msgspec
 from prometheus_client import Counter
 
 from schemas import lobby as lb
 from services.matchmaking.lobby import Lobby, Table, apply
+from services.runtime import dead_letters
 from services.runtime.log import EventLog
+from services.runtime.progress import STALL_AFTER_S, Progress
 from services.runtime.topics import LOBBY_EVENTS
 
 log = logging.getLogger("mahjong.lobby")
@@ -58,13 +66,23 @@ _COLUMNS = (
 class LobbyProjection:
     """Follows ``lobby.events`` into PostgreSQL; ``public_tables`` is the lobby list."""
 
-    def __init__(self, event_log: EventLog, dsn: str) -> None:
+    def __init__(
+        self,
+        event_log: EventLog,
+        dsn: str,
+        *,
+        retry_s: float = 1.0,
+        stall_after_s: float = STALL_AFTER_S,
+    ) -> None:
         self.log = event_log
         self.dsn = dsn
         self.pool: asyncpg.Pool | None = None
         self.lobby = Lobby()
         self.position = 0
         self.projected = 0
+        self.dead_letters = 0
+        self.retry_s = retry_s
+        self.progress = Progress(LOBBY_EVENTS, stall_after_s)
         self.ready = asyncio.Event()
 
     async def start(self) -> None:
@@ -98,24 +116,57 @@ class LobbyProjection:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set."""
+        await dead_letters.create_topic(self.log, LOBBY_EVENTS)
         await self.start()
+        self.progress.advanced(self.position)
         self.ready.set()
+        delay = self.retry_s
         try:
             while not stop.is_set():
-                if not await self.step():
+                try:
+                    handled = await self.step()
+                except Exception as exc:
+                    self.progress.failed(f"{type(exc).__name__}: {exc}")
+                    log.exception(
+                        "projecting lobby.events at %d failed; retrying in %.1f s",
+                        self.position,
+                        delay,
+                    )
+                    await self._recover(stop, delay)
+                    delay = min(delay * 2, 30.0)
+                    continue
+                delay = self.retry_s
+                if not handled:
                     await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
         finally:
             await self.close()
+
+    async def _recover(self, stop: asyncio.Event, delay: float) -> None:
+        """After a failed batch: wait, then take the lobby and the position from the
+        database again (the batch may have been applied to ``self.lobby`` in memory)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+        with contextlib.suppress(Exception):
+            await self.close()
+            self.pool, self.lobby = None, Lobby()
+            await self.start()
 
     async def step(self, limit: int = 1000) -> int:
         """Project the next batch of events; how many there were."""
         assert self.pool is not None
         records = await self.log.read(LOBBY_EVENTS, 0, self.position, limit)
         if not records:
+            self.progress.caught_up(self.position)
             return 0
         touched: set[str] = set()
+        letters = []
         for record in records:
-            event = lb.decode_lobby_event(record.value)
+            try:
+                event = lb.decode_lobby_event(record.value)
+            except msgspec.DecodeError as exc:
+                letters.append(dead_letters.outgoing("lobby-projector", record, str(exc)))
+                log.warning("lobby event at %d set aside: %s", record.offset, exc)
+                continue
             apply(self.lobby, event)
             table_id = getattr(event, "table_id", None)
             if table_id is not None:
@@ -123,6 +174,10 @@ class LobbyProjection:
         upserts = [_row(self.lobby.tables[t]) for t in touched if t in self.lobby.tables]
         gone = [t for t in touched if t not in self.lobby.tables]
         next_offset = records[-1].offset + 1
+        if letters:
+            # Before the commit: a crash between the two writes a letter again (same key).
+            await self.log.produce(letters)
+            self.dead_letters += len(letters)
         async with self.pool.acquire() as conn, conn.transaction():
             stored = await conn.fetchval(
                 "SELECT next_offset FROM lobby.position WHERE topic = $1 FOR UPDATE",
@@ -147,6 +202,7 @@ class LobbyProjection:
                 next_offset,
             )
         self.position = next_offset
+        self.progress.advanced(next_offset)
         self.projected += len(records)
         PROJECTED.inc(len(records))
         return len(records)

@@ -197,7 +197,14 @@ class MatchmakingService:
             lobby, start = snap.lobby, snap.next_offset
         count = 0
         async for record in read_through(self.log, LOBBY_EVENTS, 0, start):
-            apply(lobby, lb.decode_lobby_event(record.value))
+            try:
+                event = lb.decode_lobby_event(record.value)
+            except msgspec.DecodeError as exc:
+                # Not written by matchmaking (it writes only what it decided): skip it, or
+                # every recovery would stop here. The projector dead-letters it too.
+                log.error("lobby event at %d unreadable, skipped: %s", record.offset, exc)
+                continue
+            apply(lobby, event)
             count += 1
         self.lobby = lobby
         self.since_snapshot = count

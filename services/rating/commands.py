@@ -50,8 +50,15 @@ def cmd_recompute(args: argparse.Namespace) -> int:
 
     async def go() -> bool:
         async with opened_store(args) as store, opened_log(args) as event_log:
-            report = await recompute(event_log, store, args.topic)
+            report = await recompute(event_log, store, args.topic, args.catch_up_s)
         print(report.summary())
+        if report.behind:
+            print(
+                f"ratings recompute: the live position {report.live_position:,} is behind the "
+                f"log (records wait from offset {report.waiting_from:,}); the rating service "
+                "is stuck or slow",
+                file=sys.stderr,
+            )
         return report.ok
 
     return 0 if asyncio.run(go()) else 1
@@ -153,11 +160,22 @@ def add_parsers(sub: Any) -> None:
         description="Fold rating.results from offset 0 up to the live position into fresh "
         "tables (PostgreSQL: schema <schema>_recompute; SQLite: ratings-recompute.sqlite3) and "
         "compare every row with the live tables, floats bit for bit, against one consistent "
-        "snapshot of the live ones. Prints a summary; exits 1 on any difference.",
+        "snapshot of the live ones. Offsets the rating service set aside as refused by the "
+        "store (rating.results.dlq) are skipped as it skipped them. Prints a summary; exits "
+        "1 on any difference, and when the live position is behind the log's end (BEHIND: "
+        "records wait that the rating service has not applied; it is stuck or slow).",
     )
     add_log_options(t)
     _store_options(t)
     _topic_option(t)
+    t.add_argument(
+        "--catch-up-s",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="wait this long for the live position to reach the log's end before comparing "
+        "(default 10)",
+    )
     t.set_defaults(func=cmd_recompute)
 
     t = tools.add_parser(

@@ -8,7 +8,19 @@ resumes where the last committed batch ended, and a batch that did not commit is
 folded again from the same stored ratings. A result whose hand was applied before (the
 same ``hand_id`` delivered again at a later offset) changes nothing.
 
-``ratings recompute`` folds the same log from offset 0 with the same ``Fold`` and compares.
+A record that cannot be applied does not stop the service (issue 17). One that breaks a
+bound of ``RatedHandResult`` (``decode_result``, the same for the live service and the
+recompute) is ignored in its batch's transaction and goes to ``rating.results.dlq`` with
+the reason. One that decodes but that the store refuses (a poison record: a data error,
+not the database being away) fails its batch; the service then applies that batch one
+record at a time, and the record that fails alone goes to the dead-letter topic and is
+ignored in the transaction that moves the position past it. A failure of the store itself
+is retried with backoff and changes nothing. ``Progress`` tells ``/readyz`` and
+``mahjong_consumer_stalled_seconds`` when the position stops moving while records wait.
+
+``ratings recompute`` folds the same log from offset 0 with the same ``Fold`` and compares;
+it ignores the dead-lettered offsets as the live service did, and fails when the live
+position is behind the log.
 """
 
 from __future__ import annotations
@@ -22,8 +34,18 @@ from collections import Counter
 import prometheus_client as prom
 
 from services.rating.formula import Fold
-from services.rating.store import Batch, FoldedLog, LogFold, RatingStore, RecomputeReport
-from services.runtime.log import EventLog
+from services.rating.store import (
+    DEAD_LETTER,
+    Batch,
+    FoldedLog,
+    LogFold,
+    Position,
+    RatingStore,
+    RecomputeReport,
+)
+from services.runtime import dead_letters
+from services.runtime.log import EventLog, Record, read_through
+from services.runtime.progress import STALL_AFTER_S, Progress
 from services.runtime.topics import RATING_RESULTS
 
 log = logging.getLogger("mahjong.rating")
@@ -36,6 +58,9 @@ BATCHES = prom.Counter("mahjong_rating_batches", "Store transactions committed")
 
 PARTITION = 0
 READ_CHUNK = 5000
+STORE_REFUSED = "the rating store refused it: "
+"""How the reason of a letter the store refused begins (recompute ignores those offsets)."""
+MAX_RETRY_S = 30.0
 
 
 class RatingService:
@@ -50,6 +75,7 @@ class RatingService:
         max_batch: int = 2000,
         idle_s: float = 0.2,
         retry_s: float = 1.0,
+        stall_after_s: float = STALL_AFTER_S,
     ) -> None:
         self.log = event_log
         self.store = store
@@ -62,10 +88,19 @@ class RatingService:
         self.applied = 0
         self.ignored = 0
         self.batches = 0
+        self.dead_letters = 0
+        self.progress = Progress(topic, stall_after_s)
+        self._poison: dict[int, str] = {}
+        """Offsets the store refused alone, with why: dead-lettered in their next batch."""
+        self._single_until = 0
+        """Below this offset, apply one record per batch (a batch failed; find the one)."""
+        self._records: list[Record] = []
 
     async def run(self, stop: asyncio.Event) -> None:
         """Apply results until ``stop`` is set; the store must be started."""
-        start = await self.store.position(self.topic)
+        start = await self._start_position(stop)
+        if start is None:
+            return
         self.position = start.next_offset
         log.info(
             "rating service started: topic=%s position=%d applied=%d ignored=%d",
@@ -74,30 +109,91 @@ class RatingService:
             start.applied,
             start.ignored,
         )
+        self.progress.advanced(self.position)
         self.ready.set()
+        delay = self.retry_s
         try:
             while not stop.is_set():
                 try:
                     handled = await self.step()
-                except Exception:
+                except Exception as exc:
                     # The transaction may or may not have committed: the store knows.
-                    log.exception("rating batch failed at offset %d; retrying", self.position)
-                    await self._pause(stop, self.retry_s)
+                    self.progress.failed(f"{type(exc).__name__}: {exc}")
+                    if self._set_aside(exc):
+                        await self._resync()
+                        continue
+                    log.exception(
+                        "rating batch failed at offset %d; retrying in %.1f s",
+                        self.position,
+                        delay,
+                    )
+                    await self._pause(stop, delay)
+                    delay = min(delay * 2, MAX_RETRY_S)
                     await self._resync()
                     continue
+                delay = self.retry_s
                 if not handled:
                     await self._idle(stop)
         finally:
             self.ready.clear()
             log.info("rating service stopped: topic=%s position=%d", self.topic, self.position)
 
+    async def _start_position(self, stop: asyncio.Event) -> Position | None:
+        """The stored position, waiting with backoff while the store or the log is away
+        (None: stopped meanwhile)."""
+        delay = self.retry_s
+        while not stop.is_set():
+            try:
+                await dead_letters.create_topic(self.log, self.topic)
+                return await self.store.position(self.topic)
+            except Exception as exc:
+                self.progress.failed(f"{type(exc).__name__}: {exc}")
+                log.warning("rating service cannot start yet (%s); retrying in %.1f s", exc, delay)
+                await self._pause(stop, delay)
+                delay = min(delay * 2, MAX_RETRY_S)
+        return None
+
+    def _set_aside(self, exc: Exception) -> bool:
+        """After a failed batch: whether the failure is the data's (poison), in which case
+        the next batches narrow it down to one record and that one is dead-lettered."""
+        if not dead_letters.is_poison(exc) or not self._records:
+            return False
+        if self._records[0].offset in self._poison:
+            return False  # set aside already and still failing: not this record's fault
+        first, last = self._records[0].offset, self._records[-1].offset
+        if len(self._records) > 1:
+            log.warning(
+                "rating batch %d..%d refused by the store (%s); applying it one by one",
+                first,
+                last,
+                exc,
+            )
+            self._single_until = last + 1
+        else:
+            log.error("result at offset %d refused by the store: %s; dead-lettering", first, exc)
+            self._poison[first] = f"{STORE_REFUSED}{type(exc).__name__}: {exc}"
+        return True
+
     async def step(self) -> int:
         """Read and apply one batch from the current position; returns the records read."""
-        records = await self.log.read(self.topic, PARTITION, self.position, self.max_batch)
+        limit = 1 if self.position < self._single_until else self.max_batch
+        self._records = []  # a failed read has no batch to narrow down
+        records = await self.log.read(self.topic, PARTITION, self.position, limit)
+        self._records = records
         if not records:
+            self.progress.caught_up(self.position)
             return 0
         start, next_offset = self.position, records[-1].offset + 1
-        batch = Batch.decode([(r.offset, r.value) for r in records])
+        batch = Batch.decode([(r.offset, r.value) for r in records], self._poison)
+        if batch.refused:
+            # Before the commit: a crash between the two writes the letter again (same key).
+            await self.log.produce(
+                [
+                    dead_letters.outgoing("rating", r, batch.refused[r.offset])
+                    for r in records
+                    if r.offset in batch.refused
+                ]
+            )
         outcome = await self.store.apply(self.topic, start, next_offset, batch)
         if outcome is None:
             log.warning(
@@ -107,7 +203,18 @@ class RatingService:
             )
             await self._resync()
             return len(records)
+        for seq, reason in batch.refused.items():
+            self._poison.pop(seq, None)
+            self.dead_letters += 1
+            log.warning(
+                "result at offset %d set aside on %s: %s",
+                seq,
+                dead_letters.dead_letter_topic(self.topic),
+                reason,
+                extra={"offset": seq, "topic": self.topic},
+            )
         self.position = outcome.next_offset
+        self.progress.advanced(self.position)
         self.applied += outcome.applied
         self.ignored += len(outcome.ignored)
         self.batches += 1
@@ -171,9 +278,35 @@ class RatingService:
             stopper.cancel()
 
 
-def log_fold(event_log: EventLog, topic: str = RATING_RESULTS, chunk: int = READ_CHUNK) -> LogFold:
+async def refused_offsets(event_log: EventLog, topic: str = RATING_RESULTS) -> set[int]:
+    """Offsets of ``topic`` the live service dead-lettered because the store refused them
+    (``rating.results.dlq``): the fold ignores them too, as the live service did. Letters
+    for undecodable records need no lookup: the fold refuses those by itself."""
+    dlq = dead_letters.dead_letter_topic(topic)
+    try:
+        end = await event_log.end_offset(dlq, PARTITION)
+    except Exception:  # no such topic: nothing was ever set aside
+        return set()
+    offsets: set[int] = set()
+    async for record in read_through(event_log, dlq, PARTITION, 0, end):
+        try:
+            letter = dead_letters.decode_letter(record.value)
+        except Exception:
+            continue
+        if letter.source_topic == topic and letter.reason.startswith(STORE_REFUSED):
+            offsets.add(letter.source_offset)
+    return offsets
+
+
+def log_fold(
+    event_log: EventLog,
+    topic: str = RATING_RESULTS,
+    chunk: int = READ_CHUNK,
+    refused: set[int] | frozenset[int] = frozenset(),
+) -> LogFold:
     """Folds the log from offset 0 up to ``end`` in memory: a tight loop with the garbage
-    collector paused (the fold builds millions of rows and no reference cycles)."""
+    collector paused (the fold builds millions of rows and no reference cycles). Offsets in
+    ``refused`` are ignored as dead letters."""
 
     async def fold_to(end: int) -> FoldedLog:
         began = time.perf_counter()
@@ -189,7 +322,10 @@ def log_fold(event_log: EventLog, topic: str = RATING_RESULTS, chunk: int = READ
                 for record in batch:
                     if record.offset >= end:
                         break
-                    fold.apply_record(record.offset, record.value)
+                    if record.offset in refused:
+                        fold.ignore(record.offset, "", DEAD_LETTER)
+                    else:
+                        fold.apply_record(record.offset, record.value)
                     records += 1
                 position = min(batch[-1].offset + 1, end)
         finally:
@@ -200,8 +336,37 @@ def log_fold(event_log: EventLog, topic: str = RATING_RESULTS, chunk: int = READ
     return fold_to
 
 
+async def waiting_from(event_log: EventLog, topic: str, position: int, end: int) -> int | None:
+    """The offset of the first record in ``[position, end)``, or None when there is none
+    (the end of a transactional topic is a commit marker, which holds no record)."""
+    if position >= end:
+        return None
+    records = await event_log.read(topic, PARTITION, position, 1)
+    return records[0].offset if records and records[0].offset < end else None
+
+
 async def recompute(
-    event_log: EventLog, store: RatingStore, topic: str = RATING_RESULTS
+    event_log: EventLog,
+    store: RatingStore,
+    topic: str = RATING_RESULTS,
+    catch_up_s: float = 10.0,
 ) -> RecomputeReport:
-    """Rebuild every rating from ``topic`` into fresh tables and compare with the live."""
-    return await store.recompute(topic, log_fold(event_log, topic))
+    """Rebuild every rating from ``topic`` into fresh tables and compare with the live.
+
+    First waits up to ``catch_up_s`` for the live position to reach the log's end as it is
+    now (the service is usually a batch behind a busy log); the report is ``behind`` (not
+    ok) when records before that end are still not applied live."""
+    end = await event_log.end_offset(topic, PARTITION)
+    deadline = time.monotonic() + catch_up_s
+    while True:
+        live = (await store.position(topic)).next_offset
+        if await waiting_from(event_log, topic, live, end) is None:
+            break
+        if time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(0.2)
+    refused = await refused_offsets(event_log, topic)
+    report = await store.recompute(topic, log_fold(event_log, topic, refused=refused))
+    report.log_end = end
+    report.waiting_from = await waiting_from(event_log, topic, report.live_position, end)
+    return report

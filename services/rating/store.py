@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -91,22 +91,39 @@ class Position:
 # --- applying a batch ---------------------------------------------------------------------
 
 
+DEAD_LETTER = "dead_letter"
+"""The reason a result the store refused is ignored (it is on ``rating.results.dlq``)."""
+
+
 @dataclass(slots=True)
 class Batch:
-    """Records of ``rating.results`` decoded, with the keys their fold needs from the store."""
+    """Records of ``rating.results`` decoded, with the keys their fold needs from the store.
+
+    A record that does not decode (or breaks a bound of ``RatedHandResult``) is ``None`` in
+    ``results``, with why in ``refused``; so is a record set aside because the store
+    refused it before (``poison``: offset -> reason)."""
 
     results: list[tuple[int, RatedHandResult | None]]
     players: set[tuple[str, str]] = field(default_factory=set)
     hand_ids: set[tuple[str, str]] = field(default_factory=set)
+    refused: dict[int, str] = field(default_factory=dict)
+    poison: frozenset[int] = frozenset()
 
     @classmethod
-    def decode(cls, records: Sequence[tuple[int, bytes]]) -> Batch:
-        batch = cls([])
+    def decode(
+        cls, records: Sequence[tuple[int, bytes]], poison: Mapping[int, str] | None = None
+    ) -> Batch:
+        poison = poison or {}
+        batch = cls([], poison=frozenset(seq for seq, _ in records if seq in poison))
         for seq, raw in records:
-            try:
-                result: RatedHandResult | None = decode_result(raw)
-            except msgspec.DecodeError:
-                result = None
+            result: RatedHandResult | None = None
+            if seq in poison:
+                batch.refused[seq] = poison[seq]
+            else:
+                try:
+                    result = decode_result(raw)
+                except msgspec.DecodeError as exc:
+                    batch.refused[seq] = f"undecodable: {exc}"
             batch.results.append((seq, result))
             if result is not None:
                 batch.hand_ids.add((result.variant, result.hand_id))
@@ -116,7 +133,7 @@ class Batch:
     def fold_into(self, fold: Fold) -> None:
         for seq, result in self.results:
             if result is None:
-                fold.ignore(seq, "", "undecodable")
+                fold.ignore(seq, "", DEAD_LETTER if seq in self.poison else "undecodable")
             else:
                 fold.apply(seq, result)
 
@@ -186,10 +203,22 @@ class RecomputeReport:
     compare_s: float = 0.0
     where: str = ""
     """Where the fresh tables are, for inspection."""
+    waiting_from: int | None = None
+    """The first offset of a record the live service has not applied, when the log holds
+    records past the live position: the live ratings are behind (stuck or slow)."""
+    log_end: int = 0
+
+    @property
+    def behind(self) -> bool:
+        return self.waiting_from is not None
 
     @property
     def ok(self) -> bool:
-        return not any(self.differences.values()) and self.folded.end == self.live_position
+        return (
+            not any(self.differences.values())
+            and self.folded.end == self.live_position
+            and not self.behind
+        )
 
     @property
     def ignored(self) -> Counter[str]:
@@ -219,7 +248,20 @@ class RecomputeReport:
                 f"{self.live_position:,}"
             )
         lines += [f"  {e}" for e in self.examples]
-        lines.append("IDENTICAL: live equals recomputed, bit for bit" if self.ok else "DIFFERENT")
+        if self.behind:
+            lines.append(
+                f"BEHIND: the live ratings stop at offset {self.live_position:,} but the log "
+                f"holds records from offset {self.waiting_from:,} (it ends at "
+                f"{self.log_end:,}): the rating service is stuck or slow; see its /readyz, "
+                "its log and rating.results.dlq"
+            )
+        lines.append(
+            "IDENTICAL: live equals recomputed, bit for bit"
+            if self.ok
+            else "BEHIND"
+            if self.behind and not any(self.differences.values())
+            else "DIFFERENT"
+        )
         return "\n".join(lines)
 
 

@@ -360,6 +360,7 @@ def _discard(s: HandState, c: cmd.Discard, timeout: bool) -> Any:
     s.counts[seat][t] -= 1
     s.keys[seat][t // 9] -= POW5[t % 9]
     s.discards[seat].append(t)
+    s.discard_after_draw = s.turn_kind in ("draw", "replacement")
     s.turn = s.turn_kind = s.drawn = None
     s.seq = s.decision_seq = discarded.seq
     others = _OTHERS[seat]
@@ -571,7 +572,7 @@ def _resolve(log: _Log) -> None:
     if winners:
         robbed = w.kind == "rob"
         situational = ["robbing_kong"] if robbed else []
-        if not robbed and not s.wall_left:
+        if not robbed and not s.wall_left and s.discard_after_draw:
             situational.append("last_tile")
         for x in winners:
             counts = s.counts[x][:]

@@ -130,6 +130,9 @@ class HandState:
     turn: int | None = None
     turn_kind: str | None = None  # first, draw, replacement or pung
     drawn: int | None = None
+    # The latest discard came right after its discarder drew from the wall: only then is a
+    # discard on an empty wall "the discard of the last wall tile" (last_tile, RULES.md §6).
+    discard_after_draw: bool = False
     window: Window | None = None
     won: list[bool] = field(default_factory=lambda: [False] * 4)
     wins: list[WinRecord] = field(default_factory=list)
@@ -202,6 +205,7 @@ class HandState:
             turn=self.turn,
             turn_kind=self.turn_kind,
             drawn=self.drawn,
+            discard_after_draw=self.discard_after_draw,
             window=None
             if w is None
             else Window(w.kind, w.tile, w.source, dict(w.claims), dict(w.responses), w.taken),
@@ -321,6 +325,7 @@ def _tile_discarded(s: HandState, e: ev.TileDiscarded) -> None:
     t = INDEX[e.tile]
     s.remove_tile(e.seat, t)
     s.discards[e.seat].append(t)
+    s.discard_after_draw = s.turn_kind in ("draw", "replacement")
     s.turn = s.turn_kind = s.drawn = None
     s.decision_seq = e.seq
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,6 +58,9 @@ class EmbeddedLog:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
         db.executescript(SCHEMA)
+        if "ts" not in {row[1] for row in db.execute("PRAGMA table_info(records)")}:
+            # Append times came later: records written before them read as 0 ("not known").
+            db.execute("ALTER TABLE records ADD COLUMN ts INTEGER NOT NULL DEFAULT 0")
         self._db = db
         for name, partitions, retention, compacted in db.execute("SELECT * FROM topics"):
             self._specs[name] = TopicSpec(name, partitions, retention, bool(compacted))
@@ -118,8 +122,9 @@ class EmbeddedLog:
                 (record.topic, partition, record.key),
             )
         db.execute(
-            "INSERT INTO records VALUES (?, ?, ?, ?, ?)",
-            (record.topic, partition, offset, record.key, record.value),
+            "INSERT INTO records (topic, partition, offset, key, value, ts) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (record.topic, partition, offset, record.key, record.value, time.time_ns() // 10**6),
         )
         db.execute(
             "INSERT INTO ends VALUES (?, ?, ?) ON CONFLICT(topic, partition) "
@@ -144,11 +149,11 @@ class EmbeddedLog:
 
     async def read(self, topic: str, partition: int, start: int, limit: int) -> list[Record]:
         rows = self.db.execute(
-            "SELECT offset, key, value FROM records WHERE topic=? AND partition=? AND offset>=? "
-            "ORDER BY offset LIMIT ?",
+            "SELECT offset, key, value, ts FROM records WHERE topic=? AND partition=? "
+            "AND offset>=? ORDER BY offset LIMIT ?",
             (topic, partition, start, limit),
         ).fetchall()
-        return [Record(topic, partition, o, k, bytes(v)) for o, k, v in rows]
+        return [Record(topic, partition, o, k, bytes(v), ts) for o, k, v, ts in rows]
 
     async def end_offset(self, topic: str, partition: int) -> int:
         row = self.db.execute(

@@ -42,6 +42,7 @@ def _record(r: object) -> Record:
         offset=getattr(r, "offset"),  # noqa: B009
         key=key.decode() if isinstance(key, bytes) else "",
         value=getattr(r, "value") or b"",  # noqa: B009
+        timestamp_ms=int(getattr(r, "timestamp", 0) or 0),
     )
 
 

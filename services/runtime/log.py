@@ -32,6 +32,8 @@ class Record:
     offset: int
     key: str
     value: bytes
+    timestamp_ms: int = 0
+    """When the log appended it (Kafka's record timestamp; 0: not known, an old record)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,10 @@ Every service process serves, on ``--metrics-port`` (0: off), a tiny HTTP endpoi
   process and GC collectors);
 - ``GET /healthz``: 200 while the process runs its event loop (liveness);
 - ``GET /readyz``: 200 when the service is ready: its ``ready`` event is set and it holds its
-  assignment (a consumer-group member with partitions, matchmaking owning the lobby), else
-  503; the body says which partitions it holds.
+  assignment (a consumer-group member with partitions, matchmaking owning the lobby), and,
+  for a consumer with a ``progress`` (``services.runtime.progress``: rating, the lobby
+  projector), its position is not stalled while records wait; else 503. The body says
+  which partitions it holds, and why it is not ready.
 
 The gateway serves the same three on its own HTTP port (``services/gateway/api.py``).
 
@@ -113,6 +115,10 @@ LOG_FIELDS = (
     "partition",
     "offset",
     "topic",
+    "status",  # the gateway's refused requests: HTTP status, error code, method, path
+    "code",
+    "method",
+    "path",
 )
 """Record attributes (``extra=``) copied into a JSON log line when present."""
 
@@ -213,14 +219,25 @@ class Probe:
         event = getattr(self.service, "ready", None)
         if event is not None and not event.is_set():
             return False
+        if self.stalled():
+            return False
         assigned = self.assigned()
         return assigned is None or bool(assigned)
+
+    def stalled(self) -> bool:
+        """Whether the service's stored position stopped moving while records wait."""
+        progress = getattr(self.service, "progress", None)
+        return bool(progress is not None and progress.stalled)
 
     def status(self) -> dict[str, Any]:
         assigned = self.assigned()
         out: dict[str, Any] = {"service": self.name, "ready": self.ready()}
         if assigned is not None:
             out["partitions"] = sorted(assigned)
+        if self.stalled():
+            progress = self.service.progress
+            out["stalled_s"] = round(progress.stalled_s(), 1)
+            out["reason"] = progress.reason()
         return out
 
 
@@ -290,6 +307,12 @@ def probe_for(name: str, service: Any) -> Probe:
             return {0: service.position}
 
         return Probe(name, service, service.topic, rating_position)
+    if name == "history":
+
+        async def history_positions() -> dict[int, int]:
+            return dict(service.positions)
+
+        return Probe(name, service, TABLE_EVENTS, history_positions)
     if name == "lobby-projector":
 
         async def projected() -> dict[int, int]:
@@ -317,6 +340,9 @@ class Sampler:
             ASSIGNED_PARTITIONS.labels(p.name).set(len(assigned))
         if p.active is not None:
             ACTIVE_TABLES.labels(p.name).set(p.active())
+        progress = getattr(p.service, "progress", None)
+        if progress is not None:
+            progress.sample(p.name)
         if p.topic is None or p.positions is None:
             return
         positions = await p.positions()

@@ -16,6 +16,8 @@ MATCH_REQUESTS = "match.requests"
 LOBBY_EVENTS = "lobby.events"
 MATCH_REPLIES = "match.replies"
 LOBBY_SNAPSHOTS = "lobby.snapshots"
+RATING_DLQ = "rating.results.dlq"
+LOBBY_DLQ = "lobby.events.dlq"
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 
@@ -24,15 +26,15 @@ TOPICS: tuple[TopicSpec, ...] = (
         MATCH_REQUESTS,
         1,  # one partition: one matchmaker sees every seat and queue entry, in one order
         retention_ms=WEEK_MS,
-        description="requests to matchmaking (create, join, leave, quick play), and "
-        "table_finished from the table service",
+        description="requests to matchmaking (create, join, leave, play again, quick play, "
+        "arrive at table), and player_won / table_finished from the table service",
     ),
     TopicSpec(
         LOBBY_EVENTS,
         1,
         retention_ms=-1,
-        description="the lobby's log: tables opened, seats taken and left, tables started "
-        "and closed, the Quick Play queue",
+        description="the lobby's log: tables opened, seats taken and left, tables found, "
+        "dealt, between hands and closed, the Quick Play queue",
     ),
     TopicSpec(
         LOBBY_SNAPSHOTS,
@@ -82,5 +84,18 @@ TOPICS: tuple[TopicSpec, ...] = (
         1,  # one partition: one fixed order in which ratings are applied (RULES.md §9)
         retention_ms=-1,
         description="results of rated hands, in the order ratings apply them; never deleted",
+    ),
+    TopicSpec(
+        RATING_DLQ,
+        1,
+        retention_ms=-1,  # recompute ignores the offsets the store refused: keep them
+        description="records of rating.results the rating service could not apply, with "
+        "the reason (out of bounds, or refused by the store); their offsets are skipped",
+    ),
+    TopicSpec(
+        LOBBY_DLQ,
+        1,
+        retention_ms=4 * WEEK_MS,
+        description="records of lobby.events the lobby projector could not read, with the reason",
     ),
 )

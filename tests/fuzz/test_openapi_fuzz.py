@@ -13,18 +13,26 @@ Its ``ignored_auth`` check is replaced by a stricter one of our own: every opera
 declares a security requirement answers 401 to the same valid request without a token,
 and with a token that is not one.
 
+Beside it, what the generators do not reach: bodies nested thousands deep on every operation
+that takes one, and NUL and other control characters in every path, each answered with a
+coded 4xx and logged.
+
 Hypothesis is derandomized (a run is repeatable); ``MAHJONG_FUZZ_SCALE`` multiplies the
 examples per operation.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import schemathesis
 from argon2 import PasswordHasher
 from hypothesis import HealthCheck, Phase, given, settings
@@ -34,7 +42,7 @@ from schemathesis.specs.openapi.checks import ignored_auth
 from services.gateway.config import Limits, Rate
 from tests.fuzz import tally as fuzz_tally
 from tests.fuzz.live import live_platform
-from tests.service.gateway_harness import ADMIN
+from tests.service.gateway_harness import ADMIN, guest, platform
 
 SCALE = float(os.environ.get("MAHJONG_FUZZ_SCALE", "1"))
 POSITIVE = max(1, int(15 * SCALE))
@@ -152,3 +160,90 @@ def test_every_operation_holds_to_its_openapi_document(tmp_path: Path) -> None:
     )
     assert not [status for status in seen if status >= 500]
     assert health["ok"]
+
+
+# --- hostile input the generators do not reach --------------------------------------------------
+
+DEPTHS = (3_000, 5_000)
+
+
+def _nested(depth: int, kind: str) -> bytes:
+    """JSON nested ``depth`` levels deep, small enough for the body limit (16 KiB)."""
+    if kind == "array":
+        return b"[" * depth + b"]" * depth
+    return b'{"":' * depth + b"0" + b"}" * depth
+
+
+def _refusals(records: list[logging.LogRecord], status: int, code: str, path: str) -> int:
+    return sum(
+        1
+        for r in records
+        if getattr(r, "status", None) == status
+        and getattr(r, "code", None) == code
+        and getattr(r, "path", None) == path
+    )
+
+
+def test_deep_bodies_and_control_characters_in_paths_get_a_coded_4xx_and_a_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every operation of the document that takes a body, with JSON nested thousands deep
+    (past the decoder's recursion limit), and every path of the document and of the web
+    client with NUL or another control character in it: a 4xx with an ``ErrorOut`` code,
+    and one log line saying so; nothing reaches a store or a file lookup."""
+    limits = Limits(http=UNLIMITED, static=UNLIMITED, auth=UNLIMITED, admin=UNLIMITED)
+
+    async def go() -> None:
+        async with platform(tmp_path, limits=limits) as p:
+            user = await guest(p)
+            document = (await p.http.get("/schema/openapi.json")).json()
+            with_body = [
+                (path, method)
+                for path, ops in document["paths"].items()
+                for method, op in ops.items()
+                if "requestBody" in op
+            ]
+            assert len(with_body) >= 6
+            tried: list[tuple[str, str, int, dict[str, Any]]] = []
+            for path, method in with_body:
+                url = re.sub(r"\{[^}]+\}", "t-1", path)
+                for depth in DEPTHS:
+                    for kind in ("array", "object"):
+                        r = await p.http.request(
+                            method.upper(),
+                            url,
+                            content=_nested(depth, kind),
+                            headers={**user.auth, "content-type": "application/json"},
+                        )
+                        tried.append((method, url, r.status_code, r.json()))
+            templates = [
+                (path, method) for path, ops in document["paths"].items() for method in ops
+            ]
+            paths = [
+                (method, re.sub(r"\{[^}]+\}", bad, path))
+                for path, method in templates
+                if "{" in path
+                for bad in ("%00", "x%00y", "%0a", "%7f")
+            ]
+            paths += [
+                ("get", bad)
+                for bad in ("/index.html%00.js", "/%00", "/js/%00", "/api/players/%00", "/%1f")
+            ]
+            for method, url in paths:
+                r = await p.http.request(method.upper(), url, headers=user.auth)
+                tried.append((method, url, r.status_code, r.json()))
+            records = list(caplog.records)
+            wrong = []
+            for method, url, status, body in tried:
+                code = body.get("code") if isinstance(body, dict) else None
+                shaped = isinstance(code, str) and code and isinstance(body.get("reason"), str)
+                decoded = url.replace("%00", "\x00").replace("%0a", "\n")
+                decoded = decoded.replace("%7f", "\x7f").replace("%1f", "\x1f")
+                logged = _refusals(records, status, str(code), decoded) >= 1
+                if not (400 <= status < 500 and shaped and logged):
+                    wrong.append((method, url, status, body, logged))
+            assert not wrong, wrong
+            assert (await p.http.get("/healthz")).json()["ok"]
+
+    with caplog.at_level(logging.INFO, logger="mahjong.gateway"):
+        asyncio.run(go())

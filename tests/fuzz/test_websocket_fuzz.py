@@ -76,7 +76,15 @@ def expected_answer(raw: str | bytes, seat: int) -> str | None:
         return "forbidden_command"
     for key in FILLED_BY_GATEWAY:
         body.pop(key, None)
-    body.update(seat=seat, table_id="t", command_id="a/b", hand_id="h", decision_seq=None)
+    # As the gateway fills them: the frame's decision_seq and hand_id are checked against
+    # the command's bounds too (a negative decision_seq is refused here, issue 17).
+    body.update(
+        seat=seat,
+        table_id="t",
+        command_id="a/b",
+        hand_id=frame.hand_id or "h",
+        decision_seq=frame.decision_seq,
+    )
     try:
         msgspec.convert(body, Command)
     except msgspec.ValidationError:

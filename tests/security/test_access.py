@@ -7,6 +7,8 @@ sockets and exports, admin routes without a token or with a session token):
 - a player of one table gets nothing of another, private, table: no socket, view or log;
 - a private table's code opens that table only, exactly as given, and a code no table can
   have is refused the same way without troubling matchmaking;
+- a private table a caller may not see answers exactly as a table that does not exist, open,
+  full or closed, on ``GET`` and on joining with a wrong code;
 - admin routes refuse wrong, near-miss and session credentials, the admin token is no
   session, and without ``MAHJONG_ADMIN_TOKEN`` they are off (403) for everyone.
 """
@@ -18,6 +20,7 @@ import contextlib
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -124,6 +127,65 @@ def test_a_private_tables_code_opens_that_table_only(tmp_path: Path) -> None:
             )
             assert r.status_code == 200, r.text
             assert r.json()["code"] is None  # the code is shown to its creator only
+
+    asyncio.run(go())
+
+
+def _anonymous(answer: Any, table_id: str) -> tuple[int, Any]:
+    """An answer with the table id it names taken out (the caller gave that id)."""
+    body = answer.json()
+    if body.get("params", {}).get("table_id") == table_id:
+        body["params"]["table_id"] = "<id>"
+    return answer.status_code, body
+
+
+def test_a_private_table_answers_exactly_as_a_table_that_does_not_exist(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            stranger = await guest(p)
+            made_up = "t-doesnotexist"
+            # Open with one player, full and playing, and closed after its hand.
+            owner = await guest(p)
+            r = await p.http.post(
+                "/api/tables", json={"options": {"public": False}}, headers=owner.auth
+            )
+            open_id, open_code = r.json()["table_id"], r.json()["code"]
+            full_id, players = await table_of_four(p, {"clock": None, "public": False})
+            none = _anonymous(
+                await p.http.get(f"/api/tables/{made_up}", headers=stranger.auth), made_up
+            )
+            assert none[0] == 404 and none[1]["code"] == "no_such_table"
+            for table_id in (open_id, full_id):
+                r = await p.http.get(f"/api/tables/{table_id}", headers=stranger.auth)
+                assert _anonymous(r, table_id) == none
+            # Joining with a wrong code: the answer for a table that does not exist, even
+            # when the private table is full (its code is checked first).
+            wrong = {"code": open_code[::-1]}
+            nowhere = await p.http.post(
+                f"/api/tables/{made_up}/join", json=wrong, headers=stranger.auth
+            )
+            assert nowhere.status_code == 409 and nowhere.json()["code"] == "no_such_table"
+            for table_id in (open_id, full_id):
+                for attempt in (wrong, {"code": None}, {}):
+                    r = await p.http.post(
+                        f"/api/tables/{table_id}/join", json=attempt, headers=stranger.auth
+                    )
+                    assert _anonymous(r, table_id) == _anonymous(nowhere, made_up), attempt
+            # Its own players still see it.
+            r = await p.http.get(f"/api/tables/{full_id}", headers=players[1].auth)
+            assert r.status_code == 200 and r.json()["status"] == "starting"  # no client yet
+            # Closed: a public table says so; a private one is as unknown as ever.
+            r = await p.http.post(
+                "/api/tables", json={"options": {"public": True}}, headers=stranger.auth
+            )
+            public_id = r.json()["table_id"]
+            for who, table_id in ((stranger, public_id), (owner, open_id)):
+                r = await p.http.post(f"/api/tables/{table_id}/leave", headers=who.auth)
+                assert r.status_code == 200, r.text
+            r = await p.http.get(f"/api/tables/{public_id}", headers=owner.auth)
+            assert r.status_code == 200 and r.json()["status"] == "closed"
+            r = await p.http.get(f"/api/tables/{open_id}", headers=stranger.auth)
+            assert _anonymous(r, open_id) == none
 
     asyncio.run(go())
 

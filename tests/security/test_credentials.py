@@ -6,6 +6,9 @@
   for a name that does not exist hashes all the same (no timing tell).
 - Session tokens carry 256 random bits; the store keeps only their SHA-256. A token is
   refused once expired, on the REST API and the WebSocket alike, and once logged out.
+- Logins at one account name are slowed after a few, from whatever addresses they come:
+  the wait doubles up to a cap, early attempts do not lengthen it, and an address that
+  logged into the account before is not slowed.
 - Secrets come only from the environment: no file of the repository holds one, the admin
   token reaches the gateway only through ``MAHJONG_ADMIN_TOKEN``, and no command-line
   option takes a token or a password.
@@ -30,6 +33,7 @@ from argon2.exceptions import VerifyMismatchError
 
 from services.gateway import accounts as acc
 from services.gateway.config import ADMIN_TOKEN_ENV, DSN_ENV, GatewayConfig
+from services.gateway.limits import LoginAttempts
 from services.gateway.store_sqlite import SqliteAccountStore
 from tests.service.gateway_harness import guest, platform
 
@@ -166,6 +170,86 @@ def test_an_expired_or_logged_out_token_opens_nothing(tmp_path: Path) -> None:
                 with pytest.raises(websockets.ConnectionClosed):
                     await ws.recv()
                 assert ws.close_code == 1008
+
+    asyncio.run(go())
+
+
+def test_many_addresses_cannot_guess_one_accounts_password_quickly(tmp_path: Path) -> None:
+    async def go() -> None:
+        accounts = await _accounts(tmp_path)
+        clock = [1_000.0]
+        accounts.attempts.clock = lambda: clock[0]
+        await accounts.register("alice", PASSWORD)
+        await accounts.login("alice", PASSWORD, "198.51.100.7")  # her usual address
+        for name in ("alice", "nobody"):  # an unknown name is slowed alike: no tell
+            for i in range(5):
+                with pytest.raises(acc.AccountError) as wrong:
+                    await accounts.login(name, f"guess-{i}", f"203.0.113.{i}")
+                assert wrong.value.code == "bad_credentials"
+            for address in ("203.0.113.99", "192.0.2.1"):  # any further address waits
+                with pytest.raises(acc.AccountError) as slowed:
+                    await accounts.login(name, "guess-5", address)
+                assert slowed.value.code == "too_many_attempts" and slowed.value.status == 429
+                assert slowed.value.params["retry_after_s"] == 1
+        # Even the right password waits, from a new address; from her usual one it works.
+        with pytest.raises(acc.AccountError) as slowed:
+            await accounts.login("alice", PASSWORD, "192.0.2.1")
+        assert slowed.value.code == "too_many_attempts"
+        assert (await accounts.login("alice", PASSWORD, "198.51.100.7")).account.name == "alice"
+        # Once the wait is over, one more guess from anywhere; then twice as long a wait.
+        clock[0] += 1.0
+        with pytest.raises(acc.AccountError) as wrong:
+            await accounts.login("nobody", "guess-6", "192.0.2.2")
+        assert wrong.value.code == "bad_credentials"
+        with pytest.raises(acc.AccountError) as slowed:
+            await accounts.login("nobody", "guess-7", "192.0.2.3")
+        assert slowed.value.params["retry_after_s"] == 2
+        await accounts.store.close()
+
+    asyncio.run(go())
+
+
+def test_the_wait_per_account_doubles_up_to_a_cap_and_hammering_does_not_lengthen_it() -> None:
+    attempts = LoginAttempts(free=3, cap_s=60.0)
+    now = 1_000.0
+    for i in range(3):
+        assert attempts.attempt("Bob", f"a{i}", now) == 0
+    waits = []
+    for i in range(12):
+        wait = attempts.attempt("bob", f"b{i}", now)  # names are case-insensitive
+        assert wait > 0
+        assert attempts.attempt("BOB", f"c{i}", now + wait / 2) > 0  # early: not counted
+        now += wait
+        assert attempts.attempt("bob", f"d{i}", now) == 0
+        waits.append(wait)
+    assert waits[:6] == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0] and set(waits[6:]) == {60.0}
+    attempts.succeeded("bob", "d11")
+    assert attempts.attempt("bob", "e", now) == 0  # a success clears the count
+    # Trying very many other names does not push a slowed name out of memory.
+    small = LoginAttempts(free=2, cap_s=60.0, max_names=10)
+    small.attempt("carol", "x", 0.0)
+    small.attempt("carol", "x", 0.0)
+    for i in range(1_000):
+        small.attempt(f"spray-{i}", "x", 0.5)
+    assert small.attempt("carol", "y", 0.5) > 0
+
+
+def test_a_slowed_login_answers_429_with_retry_after(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            r = await p.http.post("/api/auth/register", json={"name": "dora", "password": PASSWORD})
+            assert r.status_code == 201
+            statuses = []
+            for i in range(9):
+                r = await p.http.post(
+                    "/api/auth/login", json={"name": "dora", "password": f"wrong-{i}"}
+                )
+                statuses.append(r.status_code)
+                if r.status_code == 429:
+                    break
+            assert statuses[:5] == [401] * 5 and statuses[-1] == 429, statuses
+            assert r.json()["code"] == "too_many_attempts"
+            assert int(r.headers["retry-after"]) == r.json()["params"]["retry_after_s"] >= 1
 
     asyncio.run(go())
 

@@ -23,6 +23,8 @@ from services.bots import make_bot
 from services.clock.service import ClockService
 from services.gateway.app import Gateway
 from services.gateway.config import GatewayConfig, Limits
+from services.history.service import HistoryService
+from services.history.store import open_store as open_history_store
 from services.matchmaking.service import MatchmakingService
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.topics import TOPICS
@@ -52,7 +54,10 @@ async def platform(
     await log.start()
     await log.create_topics(TOPICS)
     stop = asyncio.Event()
-    services: list[Any] = [TableService(log)]
+    services: list[Any] = [
+        TableService(log),
+        HistoryService(log, open_history_store(None, directory)),
+    ]
     if matchmaking:
         services.append(MatchmakingService(log))
     if clock:

@@ -168,7 +168,7 @@ def test_quick_play_and_practice_go_through_matchmaking(tmp_path: Path) -> None:
             assert view["players"][view["seat"]]["player"] == me.id
             table = s.of_type("table")[-1]
             assert table["status"] == "started" and table["options"]["rated"] is False
-            assert table["options"]["public"] is False and table["options"]["hands"] == 1
+            assert table["options"]["public"] is False and "hands" not in table["options"]
             await s.close()
 
     asyncio.run(go())

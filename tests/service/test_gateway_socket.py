@@ -5,7 +5,9 @@ with the last seq sends only what is missing, and spectators see public informat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 import websockets
 
 from schemas.table import CommandEnvelope
+from services.gateway.accounts import token_hash
 from services.gateway.config import Limits, Rate
 from services.runtime.log import EventLog
 from services.runtime.topics import TABLE_COMMANDS
@@ -289,6 +292,105 @@ def test_strangers_and_bad_tokens_are_refused(tmp_path: Path, public: bool) -> N
             late = await connect(p, stranger, table_id, v=99)
             await late.until(lambda x: x.closed)
             assert late.of_type("error")[-1]["code"] == "unsupported_version"
+
+    asyncio.run(go())
+
+
+def _exchange_command(s: Any, command_id: str) -> dict[str, Any]:
+    """A valid ``choose_exchange`` for the socket's seat, from its latest view."""
+    assert s.view is not None
+    mine = s.view["view"]["seat"]
+    tiles = s.view["view"]["players"][mine]["hand"]
+    by_suit = {x: [t for t in tiles if t[1] == x] for x in "mps"}
+    three = next(v[:3] for v in by_suit.values() if len(v) >= 3)
+    return {
+        "type": "command",
+        "command_id": command_id,
+        "decision_seq": s.view["decision_seq"],
+        "body": {"type": "choose_exchange", "tiles": three},
+    }
+
+
+async def _forwarded(log: EventLog, user_id: str, command_id: str) -> bool:
+    return any(c.command_id == f"{user_id}/{command_id}" for c in await _commands(log))
+
+
+def test_logout_closes_the_sessions_sockets_at_once_and_forwards_nothing_after(
+    tmp_path: Path,
+) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p)
+            host = await guest(p)
+            r = await p.http.post(
+                "/api/tables", json={"options": {"clock": None, "public": True}}, headers=host.auth
+            )
+            assert r.status_code == 201, r.text
+            s = await connect(p, users[0], table_id)
+            # A second tab of the same session, watching another table (a second tab at this
+            # one would take the seat: one seat, one driver).
+            again = await connect(p, users[0], r.json()["table_id"])
+            other = await connect(p, users[1], table_id)
+            for x in (s, other):
+                await x.until(lambda y: y.view is not None)
+            await again.until(lambda y: bool(y.of_type("welcome")))
+            r = await p.http.post("/api/auth/logout", headers=users[0].auth)
+            assert r.status_code == 204
+            with contextlib.suppress(websockets.ConnectionClosed):
+                await s.send(_exchange_command(s, "after-logout"))
+            for x in (s, again):
+                await x.until(lambda y: y.closed, timeout=5)
+                assert x.of_type("error")[-1]["code"] == "session_ended"
+                assert x.ws.close_code == 1008
+            await asyncio.sleep(0.3)
+            assert not await _forwarded(p.log, users[0].id, "after-logout")
+            # Another player's socket is untouched and still acts.
+            await other.send(_exchange_command(other, "still-here"))
+            for _ in range(50):
+                if await _forwarded(p.log, users[1].id, "still-here"):
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the other player's command was not forwarded")
+            assert not other.closed
+            await other.close()
+
+    asyncio.run(go())
+
+
+def test_a_session_deleted_elsewhere_closes_its_sockets_within_a_second(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p)
+            s = await connect(p, users[0], table_id)
+            await s.until(lambda x: x.view is not None)
+            # As another gateway's logout does: the session is gone from the shared store only.
+            await p.gateway.accounts.store.delete_session(token_hash(users[0].token))
+            started = time.monotonic()
+            await s.until(lambda x: x.closed, timeout=5)
+            assert time.monotonic() - started < 2.5
+            assert s.of_type("error")[-1]["code"] == "session_ended"
+            assert s.ws.close_code == 1008
+
+    asyncio.run(go())
+
+
+def test_a_socket_is_closed_when_its_session_expires(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p)
+            expires = int(time.time() * 1000) + 1_500
+            p.gateway.accounts.store.db.execute(  # type: ignore[attr-defined]
+                "UPDATE sessions SET expires_ms = ? WHERE token_hash = ?",
+                (expires, token_hash(users[0].token)),
+            )
+            s = await connect(p, users[0], table_id)
+            # The table frame: the deal itself waits for the other three players' clients.
+            await s.until(lambda x: bool(x.of_type("table")))
+            await s.until(lambda x: x.closed, timeout=5)
+            assert int(time.time() * 1000) >= expires
+            assert s.of_type("error")[-1]["code"] == "session_expired"
+            assert s.ws.close_code == 1008
 
     asyncio.run(go())
 

@@ -25,7 +25,12 @@ c. per hand, seqs are exactly 1..n in log order (no event lost or repeated), eve
    ``rating.results``, and what each player's socket received matches the log;
 d. ``mahjong-planet ratings recompute`` equals the live ratings, bit for bit, with every
    result applied and more than zero rated hands;
-e. every Quick Play player was seated exactly once (``lobby.events``).
+e. every Quick Play player was seated exactly once (``lobby.events``);
+f. the hand history (written through the PostgreSQL restart) equals the log: every ended hand
+   exactly once with its four rows, and ``mahjong-planet history rebuild`` is identical.
+f. a poison record on each input topic (``poison_each_input``, a third into the run: a NUL
+   in an id, points beyond int32, a wait of 10^30 s) was set aside with its reason and the
+   services went on.
 
 It writes the figures to ``--json`` and a summary to stdout, and exits 1 on any failure.
 External servers (``KAFKA_BOOTSTRAP_SERVERS``, ``MAHJONG_POSTGRES_DSN``) are not used: the
@@ -61,6 +66,7 @@ import websockets
 
 from services.bots import make_bot
 from services.runtime.kafka import KafkaLog
+from services.runtime.log import Outgoing, partition_for
 from services.runtime.ops import scrape
 from services.runtime.topics import LOBBY_EVENTS, RATING_RESULTS, TABLE_EVENTS
 from tests.cluster_support import cluster_module, free_ports
@@ -69,7 +75,7 @@ from tests.service.gateway_harness import seat_view
 REPO = Path(__file__).resolve().parents[2]
 KAFKA_SH = REPO / "deploy" / "kafka" / "kafka.sh"
 POSTGRES_SH = REPO / "deploy" / "postgres" / "postgres.sh"
-LAG_SERVICES = ("table", "clock", "bots", "matchmaking", "rating", "lobby-projector")
+LAG_SERVICES = ("table", "clock", "bots", "matchmaking", "rating", "lobby-projector", "history")
 HTTP_RETRY = (429, 500, 502, 503, 504)
 
 
@@ -391,6 +397,7 @@ class Soak:
         self.active: set[SeatClient] = set()
         self.resumed: set[str] = set()  # hands in flight at a fault (that then finished)
         self.supervising = True
+        self.poisoned: dict[str, int] = {}  # poison_each_input: topic -> offset
         self.addresses = (
             f"10.{i // 62500 % 250}.{i // 250 % 250}.{i % 250 + 1}" for i in itertools.count()
         )
@@ -730,7 +737,9 @@ class Soak:
             )
             traffic = [asyncio.create_task(self.slot(f, n)) for f, n in kinds]
             reporter = asyncio.create_task(self.progress())
+            poisoned = asyncio.create_task(self.after(c.minutes * 60 * 0.3, poison_each_input))
             await self.inject(c.minutes * 60)
+            self.poisoned = await poisoned
             fault_window = self.now()
             self.stop_traffic.set()
             self.say(f"traffic stops; {len(traffic)} players' tables play to their end")
@@ -807,8 +816,14 @@ class Soak:
 
     # --- the checks ---
 
+    async def after(self, seconds: float, step: Callable[[Soak], Any]) -> Any:
+        """Run a fault step ``seconds`` into the fault window."""
+        await asyncio.sleep(seconds)
+        return await step(self)
+
     async def verify(self, open_hands: list[str], lags: dict[str, Any]) -> dict[str, Any]:
         checks: dict[str, dict[str, Any]] = {}
+        checks["poison_set_aside"] = await check_poison_set_aside(self, self.poisoned)
         hands = await self.hands_in_log()
         ended = {h for h, es in hands.items() if any(e["type"] == "hand_ended" for e in es)}
         started = {h for h, es in hands.items() if es and es[0]["type"] == "hand_started"}
@@ -848,6 +863,7 @@ class Soak:
         # c. no event lost or duplicated
         checks["events"] = self.check_events(hands)
         results = await self.read_topic(RATING_RESULTS)
+        results = [r for r in results if not str(r[2].get("table_id")).startswith("soak-poison")]
         result_hands = Counter(v.get("hand_id") for _, _, v in results)
         checks["rating_results"] = {
             "ok": set(result_hands) == rated and all(n == 1 for n in result_hands.values()),
@@ -878,6 +894,8 @@ class Soak:
 
         # e. Quick Play: every player seated exactly once
         checks["quick_play"] = await self.check_quick_play()
+        # f. the hand history (through the PostgreSQL restart) compared with the log
+        checks["history"] = await self.check_history(hands)
         checks["consumers_caught_up"] = {"ok": all(v == 0 for v in lags["lag"].values()), **lags}
         return {
             "hands": {
@@ -999,6 +1017,102 @@ class Soak:
                 {"player": p, "tables_started": seated[p], "matched": matched[p]} for p in wrong
             ][:20],
         }
+
+    async def check_history(self, hands: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        """History compared with the log: every ended hand has exactly its four rows, with
+        the log's scores and placements, nothing else; ``history rebuild`` is identical."""
+        import asyncpg
+
+        conn = await asyncpg.connect(self.dsn)
+        try:
+            rows = await conn.fetch("SELECT hand_id, seat, score, placement FROM history.hands")
+        finally:
+            await conn.close()
+        stored: dict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
+        doubled = 0
+        for r in rows:
+            doubled += r["seat"] in stored[r["hand_id"]]
+            stored[r["hand_id"]][r["seat"]] = (r["score"], r["placement"])
+        expected = {
+            h: {s: (end["scores"][s], end["placements"][s]) for s in range(4)}
+            for h, es in hands.items()
+            for end in es[-1:]
+            if end["type"] == "hand_ended"
+        }
+        missing = sorted(set(expected) - set(stored))
+        unexpected = sorted(set(stored) - set(expected))
+        wrong = sorted(h for h in set(expected) & set(stored) if stored[h] != expected[h])
+        rebuilt = await asyncio.to_thread(
+            self.cli, ["history", "rebuild", "--kafka", self.kafka, "--postgres", self.dsn], 600
+        )
+        return {
+            "ok": not (missing or unexpected or wrong or doubled)
+            and len(expected) > 0
+            and rebuilt.returncode == 0
+            and "IDENTICAL" in rebuilt.stdout,
+            "hands_ended": len(expected),
+            "hands_in_history": len(stored),
+            "rows": len(rows),
+            "missing": missing[:20],
+            "unexpected": unexpected[:20],
+            "differing": wrong[:20],
+            "rows_doubled": doubled,
+            "rebuild": rebuilt.stdout.strip().splitlines()[-6:] + rebuilt.stderr.splitlines()[-5:],
+        }
+
+
+# --- fault: a poison record on each input topic (issue 17) ---------------------------------
+
+POISON_RECORDS: dict[str, bytes] = {
+    "table.commands": b'{"command": {"type": "discard", "seat": 0, "table_id": "soak-poison", '
+    b'"tile": "1m", "command_id": "soak-poison\\u0000"}}',
+    "match.requests": b'{"request": {"type": "join_queue", "player": "soak-poison", '
+    b'"request_id": "soak-poison", "computers_after_s": 1000000000000000000000000000000}}',
+    RATING_RESULTS: b'{"type": "rated_hand_result", "table_id": "soak-poison", "hand_id": '
+    b'"soak-poison#1", "players": ["a\\u0000", "b", "c", "d"], "points": [2147483648, 0, 0, '
+    b'-2147483648], "rated": true, "clock": "standard"}',
+    LOBBY_EVENTS: b'{"event": {"type": "seat_taken", "table_id": "soak-poison"}, "v": 1}',
+}
+"""Well-formed records that no service can apply: a NUL in an id, a number beyond int32,
+a wait of 10^30 s, a lobby event without its player."""
+
+
+async def poison_each_input(soak: Soak) -> dict[str, int]:
+    """Fault: append one poison record to every input topic a service stores a position in
+    or commits a group offset for; returns where each went (topic -> offset)."""
+    log = KafkaLog(soak.kafka, client_id="soak-poison")
+    await log.start()
+    where: dict[str, int] = {}
+    try:
+        for topic, raw in POISON_RECORDS.items():
+            partition = 0 if topic != "table.commands" else None
+            await log.produce([Outgoing(topic, "soak-poison", raw, partition)])
+            p = partition_for("soak-poison", await log.partition_count(topic))
+            where[topic] = await log.end_offset(topic, p if partition is None else 0) - 1
+    finally:
+        await log.close()
+    soak.fault("poison record", "every input topic", topics=sorted(where))
+    return where
+
+
+async def check_poison_set_aside(soak: Soak, injected: dict[str, int]) -> dict[str, Any]:
+    """After the drain: each poison record was set aside with a reason (a dead letter, or
+    matchmaking's ``malformed`` answer) and the services went on (their lag is checked
+    elsewhere; recompute equals live with the poison result in the log)."""
+    if not injected:
+        return {"ok": False, "reason": "no poison was injected"}
+    found: dict[str, str] = {}
+    for topic in ("table.commands", RATING_RESULTS, LOBBY_EVENTS):
+        letters = [v for _, _, v in await soak.read_topic(f"{topic}.dlq")]
+        hit = [x for x in letters if x.get("source_topic") == topic and "soak-poison" in x["raw"]]
+        if hit:
+            found[topic] = hit[0]["reason"][:120]
+    replies = [v for _, _, v in await soak.read_topic("match.replies")]
+    refused = [r for r in replies if r.get("code") == "malformed" and "computers_after_s" in
+               r.get("reason", "")]  # fmt: skip
+    if refused:
+        found["match.requests"] = refused[0]["reason"][:120]
+    return {"ok": set(found) == set(POISON_RECORDS), "injected": injected, "set_aside": found}
 
 
 def run_soak(config: SoakConfig) -> dict[str, Any]:

@@ -337,7 +337,12 @@ def test_the_audit_catches_a_missing_clock_event() -> None:
     log = silent_hand("bullet", 1)
     i = next(i for i, e in enumerate(log) if isinstance(e, ev.ClockStarted) and i > 10)
     forged = log[:i] + [msgspec.structs.replace(e, seq=e.seq - 1) for e in log[i + 1 :]]
-    assert not audit_hand(forged).ok
+    result = audit_hand(forged)
+    # Not just "not ok" (a crashing audit is not ok too): it names the missing event.
+    assert not result.ok
+    assert any(
+        p.startswith(f"seq {log[i].seq}:") and "gives clock_started" in p for p in result.problems
+    ), result.problems
 
 
 def test_a_hand_recorded_with_a_lag_allowance_is_judged_by_it() -> None:

@@ -31,6 +31,7 @@ SERVICE_MODULES = (
     "services.matchmaking.service",
     "services.matchmaking.projection",
     "services.rating.service",
+    "services.history.service",
     "services.gateway.metrics",
 )
 
@@ -189,6 +190,8 @@ def test_alert_rules_cover_lag_errors_and_latency_with_metrics_that_exist() -> N
         "mahjong_consumer_lag",
         "mahjong_errors_total",
         "mahjong_table_command_latency_seconds_bucket",
+        "mahjong_consumer_stalled_seconds",
+        "mahjong_dead_letters_total",
     ):
         assert needed in exprs, f"no alert on {needed}"
     assert "histogram_quantile(0.99" in exprs
@@ -216,7 +219,8 @@ def test_the_dashboard_is_provisioned_and_queries_metrics_that_exist() -> None:
 
 
 @pytest.mark.parametrize(
-    "service", ["table", "clock", "bots", "matchmaking", "lobby-projector", "rating", "gateway"]
+    "service",
+    ["table", "clock", "bots", "matchmaking", "lobby-projector", "rating", "history", "gateway"],
 )
 def test_every_service_subcommand_explains_itself_and_its_operations(service: str) -> None:
     from services.cli import build_parser

@@ -147,6 +147,22 @@ def test_an_odd_invite_code_is_refused_like_a_wrong_one() -> None:
         assert refused(lobby, join(table, "bob", code)) == "no_such_table"
 
 
+def test_a_full_private_table_refuses_a_wrong_code_as_if_it_did_not_exist() -> None:
+    lobby = Lobby()
+    table = create(lobby, "ann", public=False)
+    code = lobby.tables[table].code
+    for p in ("bob", "cid", "dan"):
+        ask(lobby, join(table, p, code))
+    assert lobby.tables[table].started
+    for wrong in (None, "", "wrong-code-123"):
+        answer = decide(lobby, join(table, "eve", wrong), T0, chance())
+        nowhere = decide(lobby, join("t-nowhere", "eve", wrong), T0, chance())
+        assert isinstance(answer, lb.RequestRefused) and isinstance(nowhere, lb.RequestRefused)
+        assert answer.code == nowhere.code == "no_such_table"
+        assert (answer.reason, answer.params["table_id"]) == (nowhere.reason, table)
+    assert refused(lobby, join(table, "eve", code)) == "table_full"  # the right code: full
+
+
 def test_the_fourth_player_finds_the_table_and_the_deal_waits_for_everyone() -> None:
     lobby = Lobby()
     table = create(lobby, "ann", rated=True, clock="blitz")

@@ -17,11 +17,26 @@ def _defs(schema: dict[str, Any]) -> dict[str, Any]:
     return dict(schema.get("$defs", {}))
 
 
+BOUNDS = frozenset(
+    {"minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "maxItems"}
+)
+"""Keywords a field may gain: bounds of values no service could ever apply (issue 17: points
+beyond int32, NUL in a player id), refused at decoding instead of failing a store."""
+
+
+def _unbounded(spec: Any) -> Any:
+    if isinstance(spec, dict):
+        return {k: _unbounded(v) for k, v in spec.items() if k not in BOUNDS | {"description"}}
+    if isinstance(spec, list):
+        return [_unbounded(v) for v in spec]
+    return spec
+
+
 def incompatibilities(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Why ``new`` cannot read or write what ``old`` described; empty when compatible.
 
-    Allowed: new types, new optional fields. Refused: a type or field removed, a field's
-    schema changed, a field newly required.
+    Allowed: new types, new optional fields, bounds added to a field (``BOUNDS``). Refused:
+    a type or field removed, a field's schema otherwise changed, a field newly required.
     """
     problems = []
     old_defs, new_defs = _defs(old), _defs(new)
@@ -35,7 +50,7 @@ def incompatibilities(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         for field, spec in old_props.items():
             if field not in new_props:
                 problems.append(f"{name}.{field}: field removed")
-            elif new_props[field] != spec:
+            elif _unbounded(new_props[field]) != _unbounded(spec):
                 problems.append(f"{name}.{field}: schema changed")
         added_required = set(new_def.get("required", [])) - set(old_def.get("required", []))
         problems.extend(f"{name}.{f}: newly required" for f in sorted(added_required))
@@ -47,6 +62,14 @@ def test_published_schema_is_compatible_with_the_code(name: str) -> None:
     published = json.loads((publish.HERE / name).read_text())
     current = publish.generate(publish.PUBLISHED[name])
     assert incompatibilities(published, current) == []
+
+
+def test_a_changed_field_type_is_still_incompatible() -> None:
+    old = {"$defs": {"T": {"properties": {"n": {"type": "integer"}}}}}
+    bounded = {"$defs": {"T": {"properties": {"n": {"type": "integer", "maximum": 9}}}}}
+    retyped = {"$defs": {"T": {"properties": {"n": {"type": "string"}}}}}
+    assert incompatibilities(old, bounded) == []
+    assert incompatibilities(old, retyped) == ["T.n: schema changed"]
 
 
 @pytest.mark.parametrize("name", sorted(publish.PUBLISHED))

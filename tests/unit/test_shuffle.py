@@ -46,9 +46,11 @@ def test_a_deal_uses_every_tile_once(seed: bytes) -> None:
     assert deal.direction in ("left", "opposite", "right")
 
 
-def test_shuffle_is_deterministic() -> None:
+def test_the_same_seed_deals_the_same_and_another_seed_deals_otherwise() -> None:
     seed = bytes(32)
-    assert shuffle(seed) == shuffle(seed)
+    # A fresh copy of the seed, so the deal depends on its value, not on the object.
+    assert shuffle(seed) == shuffle(bytes(bytearray(seed)))
+    assert shuffle(seed) != shuffle(bytes(31) + b"\x01")
 
 
 def test_shuffle_refuses_a_short_seed() -> None:

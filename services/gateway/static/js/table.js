@@ -17,7 +17,9 @@ import { suitLabel, tileLabel } from "./tiles.js";
 const PROTOCOL = 1;
 const TIME_LOW_MS = 5000;
 // Close reasons after which the client stops (docs/gateway.md) and shows why, with a way on.
-const STOPPED = ["forbidden", "table_closed", "opened_elsewhere", "unauthorized", "unsupported_version"];
+const STOPPED = ["forbidden", "table_closed", "opened_elsewhere", "unauthorized", "unsupported_version", "session_ended", "session_expired"];
+// Of those, the ones that need a fresh page (a new session, or the new client).
+const RELOAD = ["unauthorized", "unsupported_version", "session_ended", "session_expired"];
 let current = null;
 
 export function closeTable() {
@@ -621,7 +623,13 @@ class TableClient {
       { class: "waiting gone", role: "alert", "aria-labelledby": "gone-title", dataset: { testid: "table-gone", code } },
       h("h2", { id: "gone-title", text: t(`table.gone_${code}`) }),
       h("p", { text: serverMessage(code, {}) }),
-      h("div", { class: "waiting-actions" }, h("a", { class: "button primary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") })),
+      h(
+        "div",
+        { class: "waiting-actions" },
+        RELOAD.includes(code)
+          ? h("button", { class: "button primary", type: "button", dataset: { action: "to-lobby" }, onclick: () => { location.hash = "#/lobby"; location.reload(); }, text: t("table.back_to_lobby") })
+          : h("a", { class: "button primary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") }),
+      ),
     );
   }
 

@@ -1,0 +1,81 @@
+"""Players' hands through the gateway: read from the history projection, a private table's
+hands listed only to its players (issue 17, defect 6), rows that say who played and how."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from tests.service.gateway_harness import (
+    Platform,
+    User,
+    connect,
+    guest,
+    platform,
+    play_with_bot,
+    table_of_four,
+)
+
+
+async def _hands(p: Platform, of: User, viewer: User) -> list[dict[str, Any]]:
+    r = await p.http.get(f"/api/players/{of.id}/hands", headers=viewer.auth)
+    assert r.status_code == 200, r.text
+    body: list[dict[str, Any]] = r.json()
+    return body
+
+
+async def _play_one_hand(p: Platform, options: dict[str, Any]) -> tuple[str, list[User]]:
+    table_id, users = await table_of_four(p, options)
+    sockets = [await connect(p, u, table_id) for u in users]
+    await asyncio.wait_for(asyncio.gather(*(play_with_bot(s) for s in sockets)), 120)
+    for s in sockets:
+        await s.close()
+    return table_id, users
+
+
+def test_a_private_tables_hands_are_listed_only_to_its_players(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await _play_one_hand(p, {"clock": None, "hands": 1, "public": False})
+            for _ in range(100):
+                if await _hands(p, users[0], users[0]):
+                    break
+                await asyncio.sleep(0.1)
+            mine = await _hands(p, users[0], users[0])
+            assert [h["table_id"] for h in mine] == [table_id]
+            # Another player of that hand sees it in the first one's list too.
+            assert [h["table_id"] for h in await _hands(p, users[0], users[1])] == [table_id]
+            # Someone who did not play it sees neither the hand nor the table's id.
+            stranger = await guest(p)
+            r = await p.http.get(f"/api/players/{users[0].id}/hands", headers=stranger.auth)
+            assert r.status_code == 200 and r.json() == [] and table_id not in r.text
+
+    asyncio.run(go())
+
+
+def test_a_public_tables_rows_name_the_players_kind_points_and_place(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await _play_one_hand(p, {"clock": None, "hands": 1})
+            stranger = await guest(p)
+            for _ in range(100):
+                rows = await _hands(p, users[2], stranger)
+                if rows:
+                    break
+                await asyncio.sleep(0.1)
+            assert len(rows) == 1
+            row = rows[0]
+            assert row["table_id"] == table_id and row["kind"] == "casual" and row["public"]
+            assert sorted(row["players"]) == sorted(u.id for u in users)
+            assert row["players"][row["seat"]] == users[2].id == row["player"]
+            assert 1 <= row["placement"] <= 4 and row["ended_ms"] > 0
+            export = (
+                await p.http.get(
+                    f"/api/hands/{row['hand_id'].replace('#', '%23')}/export",
+                    headers=stranger.auth,
+                )
+            ).json()
+            assert export["events"][-1]["scores"][row["seat"]] == row["score"]
+
+    asyncio.run(go())
