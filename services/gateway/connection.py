@@ -196,7 +196,9 @@ class Connection:
         in_hand = watched.state is not None and account.id in watched.state.players
         public = lobby_table is not None and lobby_table.options.public
         if not (in_lobby or in_hand or public):
-            if lobby_table is None and table_id in self.gateway.lobby.closed:
+            closed, closed_private = self.gateway.lobby.closed, self.gateway.lobby.closed_private
+            if lobby_table is None and table_id in closed and table_id not in closed_private:
+                # An ended public table says so; an ended private one looks missing.
                 raise Closing("table_closed", "this table has ended")
             raise Closing("forbidden", "this table is private, or there is no such table")
         self.spectator_ok = public

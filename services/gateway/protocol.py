@@ -9,7 +9,8 @@ Client → server: ``hello``, ``command``, ``ping``.
 Server → client: ``welcome``, ``table``, ``view``, ``events``, ``rejected``, ``error``, ``pong``.
 
 A table the account may not open (private, or no such table) closes with ``error
-forbidden``; one that has ended, for anyone who did not play it, with ``error table_closed``.
+forbidden``; a public one that has ended, for anyone who did not play it, with ``error
+table_closed`` (an ended private table looks missing).
 One seat, one driver: when a player opens its table on a second socket (another tab), the
 first gets ``error opened_elsewhere`` and is closed (1008, reason ``opened_elsewhere``);
 commands that race it are refused with the same code. Opening the table again (a client's

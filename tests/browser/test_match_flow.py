@@ -199,12 +199,12 @@ def test_a_rated_table_ends_after_one_hand_and_its_players_can_queue_again(
     browser: Any, server: str, shot: Any
 ) -> None:
     page = open_page(browser, server)
-    made = _create(page, {"public": False, "rated": True, "clock": "bullet"})
-    table_id, code = made["table_id"], made["code"]
+    made = _create(page, {"public": True, "rated": True, "clock": "bullet"})
+    table_id = made["table_id"]
     page.goto(f"{server}/#/table/{table_id}")
-    page.wait_for_selector("[data-testid='invite-code']")
+    page.wait_for_selector("[data-action='leave']")
     guests = WsGuests(server, 3)
-    guests.join(table_id, code)
+    guests.join(table_id, None)
     guests.play(table_id)
     page.wait_for_selector(".my-hand", timeout=20_000)
     ui_play(page, timeout_s=240)
