@@ -11,7 +11,11 @@
 3. ``command`` frames become ``CommandEnvelope`` records on ``table.commands`` with the
    seat *the gateway* finds for the account in the current hand. Refusals come back from
    ``table.replies`` as ``rejected``.
-4. Limits: a token bucket per socket (over it: ``rate_limited`` error frames; persistent
+4. One seat, one driver: a player's ``hello`` takes the seat from any other socket of the
+   same account playing the same table on this gateway (a second tab): that socket gets
+   ``error opened_elsewhere`` and is closed (1008), and until then its commands are refused.
+   Spectators' sockets are left alone.
+5. Limits: a token bucket per socket (over it: ``rate_limited`` error frames; persistent
    flooding closes with 1008), a maximum frame size (``too_large`` error frame), malformed
    frames get ``bad_frame`` / ``bad_command`` error frames and the socket stays open.
 """
@@ -92,6 +96,8 @@ class Connection:
         self.names: dict[str, str] = {}
         self.closed = False
         self.prefix = ""
+        self.role = ""
+        self.closing: str | None = None  # a code to close with once the outbox is sent
         self.arrived_for = 0  # the deal_by_ms of the deal this socket said it is here for
         self.session_key: str | None = None  # the SHA-256 of the hello's token
         self.ending: Closing | None = None  # the session ended: close with this
@@ -194,6 +200,10 @@ class Connection:
         in_hand = watched.state is not None and account.id in watched.state.players
         public = lobby_table is not None and lobby_table.options.public
         if not (in_lobby or in_hand or public):
+            closed, closed_private = self.gateway.lobby.closed, self.gateway.lobby.closed_private
+            if lobby_table is None and table_id in closed and table_id not in closed_private:
+                # An ended public table says so; an ended private one looks missing.
+                raise Closing("table_closed", "this table has ended")
             raise Closing("forbidden", "this table is private, or there is no such table")
         self.spectator_ok = public
         self.table_id = table_id
@@ -202,6 +212,9 @@ class Connection:
         if frame.hand_id is not None and frame.hand_id == self.watched.hand_id:
             self._resume(frame.hand_id, frame.last_seq)
         role = "player" if (in_lobby or in_hand) else "spectator"
+        self.role = role
+        if role == "player":
+            self._take_seat(account.id)
         await self.socket.send_text(
             proto.encode(
                 proto.Welcome(
@@ -217,6 +230,31 @@ class Connection:
         self.lobby_dirty = True
         self.hand_changed = True
         self.dirty.set()
+
+    def _take_seat(self, player: str) -> None:
+        """This socket drives the seat now: any other one of the same player at this table
+        (another tab, another device) is told and closed."""
+        for other in self.gateway.tables.listeners_of(self.table_id):
+            if (
+                isinstance(other, Connection)
+                and other is not self
+                and other.role == "player"
+                and other.account is not None
+                and other.account.id == player
+            ):
+                other.seat_taken()
+
+    def seat_taken(self) -> None:
+        """Another socket of this player opened the table: say so, refuse commands, close."""
+        if self.closing is not None:
+            return
+        self.closing = "opened_elsewhere"
+        self._queue(
+            proto.ErrorFrame(
+                code="opened_elsewhere",
+                reason="this seat was opened in another tab or window",
+            )
+        )
 
     def _resume(self, hand_id: str, last_seq: int) -> None:
         """A reconnecting client holds ``hand_id`` up to ``last_seq``: send only what follows,
@@ -291,6 +329,10 @@ class Connection:
                 return
             while not self.outbox.empty():
                 await self.socket.send_text(proto.encode(self.outbox.get_nowait()))
+            if self.closing is not None:
+                self.closed = True
+                await self.socket.close(proto.WS_CLOSE_POLICY, self.closing)
+                return
             if self.lobby_dirty:
                 self.lobby_dirty = False
                 await self.socket.send_text(proto.encode(await self._table_frame()))
@@ -440,6 +482,9 @@ class Connection:
         assert self.account is not None
         w = self.watched
         cid = frame.command_id
+        if self.closing is not None:
+            self._error("opened_elsewhere", "this seat was opened in another tab", cid)
+            return
         if w is None or w.state is None:
             self._error("no_hand", "no hand has been dealt at this table yet", cid)
             return

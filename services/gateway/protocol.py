@@ -7,6 +7,14 @@ their JSON Schema is generated from the code (``protocol_schema``), like ``schem
 
 Client → server: ``hello``, ``command``, ``ping``.
 Server → client: ``welcome``, ``table``, ``view``, ``events``, ``rejected``, ``error``, ``pong``.
+
+A table the account may not open (private, or no such table) closes with ``error
+forbidden``; a public one that has ended, for anyone who did not play it, with ``error
+table_closed`` (an ended private table looks missing).
+One seat, one driver: when a player opens its table on a second socket (another tab), the
+first gets ``error opened_elsewhere`` and is closed (1008, reason ``opened_elsewhere``);
+commands that race it are refused with the same code. Opening the table again (a client's
+"use here") moves the seat back the same way. Spectators are never moved.
 """
 
 from __future__ import annotations
@@ -206,7 +214,15 @@ class Pong(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="pon
 
 ServerFrame = Welcome | TableFrame | ViewFrame | EventsFrame | Rejected | ErrorFrame | Pong
 
-CLOSING_CODES = {"unsupported_version", "unauthorized", "forbidden", "flood", "hello_timeout"}
+CLOSING_CODES = {
+    "unsupported_version",
+    "unauthorized",
+    "forbidden",
+    "table_closed",
+    "opened_elsewhere",
+    "flood",
+    "hello_timeout",
+}
 """Error codes after which the server closes the socket (code 1008, policy violation)."""
 
 WS_CLOSE_POLICY = 1008

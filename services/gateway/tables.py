@@ -120,6 +120,11 @@ class TableWatcher:
             if not w.listeners:
                 w.idle_since = time.monotonic()
 
+    def listeners_of(self, table_id: str) -> list[Listener]:
+        """Who watches the table now (on this gateway)."""
+        w = self.tables.get(table_id)
+        return [] if w is None else list(w.listeners)
+
     async def peek(self, table_id: str) -> Watched:
         """The table's current hand without watching it (loaded for the call if needed)."""
         w = self.tables.get(table_id)

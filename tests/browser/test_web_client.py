@@ -22,10 +22,9 @@ def open_page(browser: Any, url: str, hash_: str = "") -> Any:
     return page
 
 
-def create_table_in_ui(page: Any, *, private: bool, clock: str = "", hands: int = 1) -> str:
+def create_table_in_ui(page: Any, *, private: bool, clock: str = "") -> str:
     page.select_option("select[name=visibility]", "private" if private else "public")
     page.select_option("select[name=clock]", clock)
-    page.fill("input[name=hands]", str(hands))
     page.click("[data-action='create-table']")
     page.wait_for_url(re.compile(r".*#/table/.+"))
     return page.url.split("#/table/")[1]

@@ -194,7 +194,7 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
             hand_id = first.hand_id
             await first.close()
             # The others play on while it is away, until the hand waits for it.
-            watcher = await connect(p, users[1], table_id)
+            watcher = sockets[1]
             await watcher.until(
                 lambda x: (
                     x.view is not None
@@ -206,7 +206,6 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
                     )
                 )
             )
-            await watcher.close()
             again = await connect(p, users[0], table_id, hand_id=hand_id, last_seq=last)
             await again.until(lambda x: x.view is not None)
             batch = again.of_type("events")[0]["events"]
@@ -227,11 +226,13 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
                         "passed",
                     )
             merged = {**held, **{e["seq"]: e for e in batch}}
+            # A new socket of the same player (it takes the seat from ``again``) gets it all.
+            seen = again.view["view"]
             fresh = await connect(p, users[0], table_id)
             await fresh.until(lambda x: x.view is not None and bool(x.events))
             assert merged == fresh.events
-            assert again.view["view"] == fresh.view["view"]
-            await asyncio.wait_for(asyncio.gather(play_with_bot(again), others), 120)
+            assert seen == fresh.view["view"]
+            await asyncio.wait_for(asyncio.gather(play_with_bot(fresh), others), 120)
             for s in (again, fresh, *sockets[1:]):
                 await s.close()
 
@@ -320,11 +321,19 @@ def test_logout_closes_the_sessions_sockets_at_once_and_forwards_nothing_after(
     async def go() -> None:
         async with platform(tmp_path) as p:
             table_id, users = await table_of_four(p)
+            host = await guest(p)
+            r = await p.http.post(
+                "/api/tables", json={"options": {"clock": None, "public": True}}, headers=host.auth
+            )
+            assert r.status_code == 201, r.text
             s = await connect(p, users[0], table_id)
-            again = await connect(p, users[0], table_id)  # a second tab: the same session
+            # A second tab of the same session, watching another table (a second tab at this
+            # one would take the seat: one seat, one driver).
+            again = await connect(p, users[0], r.json()["table_id"])
             other = await connect(p, users[1], table_id)
-            for x in (s, again, other):
+            for x in (s, other):
                 await x.until(lambda y: y.view is not None)
+            await again.until(lambda y: bool(y.of_type("welcome")))
             r = await p.http.post("/api/auth/logout", headers=users[0].auth)
             assert r.status_code == 204
             with contextlib.suppress(websockets.ConnectionClosed):
@@ -382,5 +391,51 @@ def test_a_socket_is_closed_when_its_session_expires(tmp_path: Path) -> None:
             assert int(time.time() * 1000) >= expires
             assert s.of_type("error")[-1]["code"] == "session_expired"
             assert s.ws.close_code == 1008
+
+    asyncio.run(go())
+
+
+def test_a_second_socket_of_a_player_takes_the_seat_and_the_first_is_told(
+    tmp_path: Path,
+) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            table_id, users = await table_of_four(p, {"clock": None, "public": True})
+            first = await connect(p, users[0], table_id)
+            await first.until(lambda x: x.view is not None)
+            # A spectator of the same table is not affected by anyone's second tab.
+            watcher = await guest(p)
+            w = await connect(p, watcher, table_id)
+            await w.until(lambda x: x.view is not None)
+            second = await connect(p, users[0], table_id)
+            await second.until(lambda x: x.view is not None)
+            await first.until(lambda x: x.closed)
+            assert first.of_type("error")[-1]["code"] == "opened_elsewhere"
+            assert first.ws.close_code == 1008 and first.ws.close_reason == "opened_elsewhere"
+            assert second.of_type("welcome")[0]["role"] == "player" and not second.closed
+            # The second socket drives the seat.
+            mine = second.view["view"]["seat"] if second.view else None
+            tiles = second.view["view"]["players"][mine]["hand"] if second.view else []
+            three = next(
+                v[:3] for v in ([t for t in tiles if t[1] == x] for x in "mps") if len(v) >= 3
+            )
+            await second.send(
+                {
+                    "type": "command",
+                    "command_id": "s1",
+                    "body": {"type": "choose_exchange", "tiles": three},
+                }
+            )
+            await second.until(
+                lambda x: x.view is not None and x.view["view"]["players"][mine]["chose_exchange"]
+            )
+            # "Use here": opening it again moves the seat back, and the other one is told.
+            again = await connect(p, users[0], table_id)
+            await again.until(lambda x: x.view is not None)
+            await second.until(lambda x: x.closed)
+            assert second.of_type("error")[-1]["code"] == "opened_elsewhere"
+            assert not w.closed and not w.of_type("error")
+            for s in (again, w):
+                await s.close()
 
     asyncio.run(go())

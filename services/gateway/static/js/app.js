@@ -6,6 +6,7 @@ import { h } from "./board.js";
 import { chooseLanguage, currentLanguage, serverMessage, setLanguage, t, translatePage } from "./i18n.js";
 import { closeLobby, joinTable, openLobby } from "./lobby.js";
 import { closeReplay, openHistory, openRatings, openReplay } from "./pages.js";
+import { followSeat, holdTable } from "./seating.js";
 import { closeTable, openTable, practiceState } from "./table.js";
 
 const main = () => document.getElementById("main");
@@ -102,6 +103,8 @@ async function route() {
     if (a) a.setAttribute("aria-current", "page");
   };
   closeAll();
+  // Every page but a table follows the player's seat (seating.js); a table page holds it.
+  holdTable(parts[0] === "table" && parts[1] ? parts[1] : null);
   if (parts[0] === "table" && parts[1]) {
     document.body.dataset.page = "table";
     openTable(root, parts[1]);
@@ -129,6 +132,7 @@ async function route() {
     mark("lobby");
     openLobby(root);
   }
+  if (document.body.dataset.page !== "table") followSeat();
   translatePage(document);
 }
 

@@ -4,13 +4,11 @@ import { api } from "./api.js";
 import { h, playerName } from "./board.js";
 import { announce } from "./a11y.js";
 import { currentLanguage, serverMessage, t, translatePage } from "./i18n.js";
+import { followSeat, pollNow, stopFollowing } from "./seating.js";
 import { practiceResults, practiceState } from "./table.js";
 
-let poller = null;
-
 export function closeLobby() {
-  if (poller) clearInterval(poller);
-  poller = null;
+  stopFollowing();
 }
 
 function field(label, control) {
@@ -126,7 +124,6 @@ export function openLobby(root) {
   const cRated = select("rated", [["casual", t("options.casual")], ["rated", t("options.rated")]], "casual");
   const cClock = select("clock", [["", t("clock.untimed")], ...["bullet", "blitz", "standard", "relaxed"].map((c) => [c, t(`clock.${c}`)])], "standard");
   const cComputers = select("computers", [["", t("options.no_computers")], ...["easy", "normal", "strong"].map((s) => [s, t("options.computers", { strength: t(`strength.${s}`) })])], "");
-  const cHands = h("input", { type: "number", name: "hands", min: "1", max: "16", value: "4" });
   const pacing = select("pace", ["slow", "normal", "fast"].map((s) => [s, t(`pace.${s}`)]), "normal");
   const createBox = h(
     "form",
@@ -141,7 +138,6 @@ export function openLobby(root) {
           clock: cClock.value || null,
           computers: cComputers.value || null,
           pace: pacing.value,
-          hands: Number(cHands.value) || 4,
         };
         try {
           const r = await api("POST", "/api/tables", { options });
@@ -157,7 +153,6 @@ export function openLobby(root) {
     field(t("create.clock"), cClock),
     field(t("create.computers"), cComputers),
     field(t("practice.pace"), pacing),
-    field(t("create.hands"), cHands),
     h("button", { class: "button primary", type: "submit", dataset: { action: "create-table" }, text: t("create.submit") }),
   );
 
@@ -192,43 +187,51 @@ export function openLobby(root) {
   translatePage(root);
 
   let lastVersion = -1;
-  async function refresh() {
-    let data;
-    try {
-      data = await api("GET", "/api/lobby");
-    } catch (e) {
-      fail(e);
+  const refresh = () => pollNow();
+  // Every answer of the seat poll (seating.js, which also takes the page to the table).
+  function show(data, error) {
+    if (error) {
+      fail(error);
       return;
     }
     if (data.queue_since_ms) {
       quickStatus.textContent = t("quick.waiting", { s: Math.round((Date.now() - data.queue_since_ms) / 1000) });
     } else quickStatus.textContent = "";
     if (data.table_id && !(practice && practice.table_id === data.table_id && practice.finished)) {
-      quickStatus.replaceChildren(h("a", { href: `#/table/${encodeURIComponent(data.table_id)}`, class: "button", dataset: { action: "my-table" }, text: t("lobby.my_table") }));
+      quickStatus.replaceChildren(h("a", { href: `#/table/${encodeURIComponent(data.table_id)}`, class: "button primary", dataset: { action: "my-table" }, text: t("lobby.my_table") }));
     }
     if (data.version === lastVersion) return;
     lastVersion = data.version;
     list.replaceChildren();
     if (!data.tables.length) list.append(h("li", { class: "muted", text: t("lobby.no_tables") }));
-    for (const tb of data.tables) {
+    // Open tables first (to join), then the ones in play (to watch), each oldest first.
+    const open = data.tables.filter((tb) => tb.status === "open");
+    const live = data.tables.filter((tb) => tb.status !== "open");
+    for (const tb of [...open, ...live]) {
       const o = tb.options;
+      const playing = tb.status !== "open";
+      const names = tb.seated.map((s) => (s.computer ? playerName(s.player, {}) : s.name));
+      // Named after its creator (in play, the first seat may be a computer's).
+      const host = tb.seated.find((s) => s.player === tb.creator) || tb.seated.find((s) => !s.computer) || tb.seated[0];
+      const hostName = host ? host.name : "?";
+      const watch = t("lobby.watch_table", { name: hostName });
       list.append(
         h(
           "li",
-          { class: "table-row" },
-          h("span", { class: "table-name", text: t("lobby.table_of", { name: tb.seated[0] ? tb.seated[0].name : "?" }) }),
+          { class: playing ? "table-row live" : "table-row", dataset: { tableId: tb.table_id, status: tb.status } },
+          h("span", { class: "table-name", text: t("lobby.table_of", { name: hostName }) }),
+          playing ? h("span", { class: "badge live-badge", text: t(`lobby.status_${tb.status}`) }) : null,
           h("span", {
             class: "muted",
-            text: [o.rated ? t("options.rated") : t("options.casual"), o.clock ? t(`clock.${o.clock}`) : t("clock.untimed"), t("lobby.seats", { n: tb.seated.length })].join(" · "),
+            text: [o.rated ? t("options.rated") : t("options.casual"), o.clock ? t(`clock.${o.clock}`) : t("clock.untimed"), playing ? names.join(", ") : t("lobby.seats", { n: tb.seated.length })].join(" · "),
           }),
-          h("button", { class: "button", type: "button", text: t("lobby.join"), onclick: () => joinTable(tb.table_id, null, fail) }),
-          h("a", { class: "button secondary", href: `#/table/${encodeURIComponent(tb.table_id)}`, text: t("lobby.watch") }),
+          playing ? null : h("button", { class: "button", type: "button", dataset: { action: "join-table" }, text: t("lobby.join"), onclick: () => joinTable(tb.table_id, null, fail) }),
+          h("a", { class: playing ? "button" : "button secondary", href: `#/table/${encodeURIComponent(tb.table_id)}`, dataset: { action: "watch" }, "aria-label": playing ? watch : null, text: t("lobby.watch") }),
         ),
       );
     }
   }
-  refresh();
-  poller = setInterval(refresh, 2500);
+  followSeat(show);
 }
 
 export async function joinTable(tableId, code, fail) {

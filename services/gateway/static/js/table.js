@@ -16,6 +16,10 @@ import { suitLabel, tileLabel } from "./tiles.js";
 
 const PROTOCOL = 1;
 const TIME_LOW_MS = 5000;
+// Close reasons after which the client stops (docs/gateway.md) and shows why, with a way on.
+const STOPPED = ["forbidden", "table_closed", "opened_elsewhere", "unauthorized", "unsupported_version", "session_ended", "session_expired"];
+// Of those, the ones that need a fresh page (a new session, or the new client).
+const RELOAD = ["unauthorized", "unsupported_version", "session_ended", "session_expired"];
 let current = null;
 
 export function closeTable() {
@@ -96,6 +100,8 @@ class TableClient {
     this.practice = practice && practice.table_id === tableId ? practice : null;
     this.paused = false; // follows view.paused: the server holds a practice hand's pause
     this.showResult = false;
+    this.stopped = null; // the close reason the client stopped at (STOPPED)
+    this.confirmLeave = false; // the "leave this hand?" dialog is open
     this.keyHandler = (e) => this.onKey(e);
     document.addEventListener("keydown", this.keyHandler);
     this.focusHandler = (e) => {
@@ -136,18 +142,42 @@ class TableClient {
     };
     ws.onmessage = (m) => this.onFrame(JSON.parse(m.data));
     ws.onclose = (e) => {
+      if (ws !== this.ws) return; // an old socket, replaced by "use here"
       this.status = "offline";
       this.renderStatus();
       if (this.closed) return;
+      if (e.code === 1008 && STOPPED.includes(e.reason)) {
+        this.stop(e.reason);
+        return;
+      }
       // A close reason is a code (docs/gateway.md): say it in the chosen language.
       if (e.reason && !this.notice) {
         this.setNotice(serverMessage(e.reason, {}));
         this.closeNotice = true; // cleared once the socket is back
       }
-      if (e.code === 1008 && ["forbidden", "unauthorized", "unsupported_version", "session_ended", "session_expired"].includes(e.reason)) return;
       this.retry = Math.min(this.retry + 1, 6);
       setTimeout(() => this.connect(), 300 * 2 ** this.retry);
     };
+  }
+
+  // The server closed the table to this client for good (or until "use here").
+  stop(reason) {
+    this.stopped = reason;
+    this.status = "stopped"; // not "reconnecting": it does not
+    this.notice = "";
+    this.render();
+    if (reason !== "opened_elsewhere") {
+      const back = this.root.querySelector('[data-action="to-lobby"]');
+      if (back) back.focus();
+    }
+  }
+
+  // "Use here": open the table again, which moves the seat back to this tab.
+  useHere() {
+    this.stopped = null;
+    this.retry = 0;
+    this.connect();
+    this.render();
   }
 
   lastSeq() {
@@ -215,6 +245,7 @@ class TableClient {
       case "rejected":
       case "error":
         this.sentFor = null;
+        if (STOPPED.includes(f.code) && !f.command_id) return; // the close that follows says it
         this.setNotice(serverMessage(f.code, f.params, f.reason));
         break;
     }
@@ -225,6 +256,8 @@ class TableClient {
   onEvents(f) {
     const fresh = [];
     if (f.hand_id !== this.handId) {
+      // A new hand is dealt only once every human asked for it: the last result goes.
+      if (this.handId !== null) this.newHand();
       this.handId = f.hand_id;
       this.events = new Map();
       this.eventsLoaded = false;
@@ -238,6 +271,15 @@ class TableClient {
     if (last && last.type === "hand_ended") this.showResult = true;
     // News for screen readers: what happened since the last frame (not the backlog).
     if (this.frame) for (const e of fresh) announce(describe(e, this.frame));
+  }
+
+  newHand() {
+    this.showResult = false;
+    this.confirmLeave = false;
+    if (this.practice && this.practice.finished) {
+      this.practice = { ...this.practice, finished: false };
+      localStorage.setItem("mp.practice", JSON.stringify(this.practice));
+    }
   }
 
   // Says once per decision what the seat is asked to do, with the keys that do it.
@@ -438,6 +480,8 @@ class TableClient {
   }
 
   tick() {
+    const deal = this.root.querySelector("[data-deal-countdown]");
+    if (deal) deal.textContent = t("table.deal_in", { s: Math.max(0, Math.ceil((Number(deal.dataset.dealCountdown) - this.serverNow()) / 1000)) });
     if (!this.frame) return;
     const view = this.frame.view;
     this.root.querySelectorAll("[data-clock-seat]").forEach((node) => {
@@ -463,7 +507,7 @@ class TableClient {
     const focusedIndex = hadFocus && !focusedKey && !focusedAction ? this.focusables().indexOf(active) : -1;
     const root = this.root;
     root.replaceChildren();
-    const dialogOpen = this.paused || (this.showResult && this.finished);
+    const dialogOpen = this.stopped || this.confirmLeave || this.paused || (this.showResult && this.finished);
     const top = h(
       "div",
       { class: "table-bar" },
@@ -481,13 +525,19 @@ class TableClient {
             text: this.paused ? t("practice.resume") : t("practice.pause"),
           })
         : null,
+      this.leaveButton(),
       h("span", { class: "connection" }),
     );
     root.append(top);
     this.renderStatus();
+    if (this.stopped && this.stopped !== "opened_elsewhere") {
+      root.append(this.goneBox(this.stopped));
+      return;
+    }
     if (!this.frame) {
       root.append(this.waiting());
-      if (hadFocus) this.restoreFocus(null, focusedAction, focusedIndex, active);
+      if (this.stopped) this.showDialog(this.elsewhereDialog(), focusedAction);
+      else if (hadFocus) this.restoreFocus(null, focusedAction, focusedIndex, active);
       return;
     }
     const frame = this.frame;
@@ -516,7 +566,9 @@ class TableClient {
     }
     root.append(side);
     let dialog = null;
-    if (this.paused) dialog = this.pausedDialog();
+    if (this.stopped) dialog = this.elsewhereDialog();
+    else if (this.confirmLeave) dialog = this.leaveDialog();
+    else if (this.paused) dialog = this.pausedDialog();
     else if (this.showResult && this.finished) dialog = this.resultDialog();
     if (dialog) {
       root.append(dialog);
@@ -560,6 +612,51 @@ class TableClient {
     return [...this.root.querySelectorAll("a[href], button, summary, input, select, [tabindex='0']")];
   }
 
+  showDialog(dialog, focusedAction) {
+    this.root.append(dialog);
+    dialog.showModal();
+    const again = focusedAction && dialog.querySelector(`[data-action="${focusedAction}"]`);
+    if (again) again.focus();
+  }
+
+  // The table cannot be shown here (STOPPED, or a table that has ended): say why, and the
+  // way back to the lobby.
+  goneBox(code) {
+    return h(
+      "section",
+      { class: "waiting gone", role: "alert", "aria-labelledby": "gone-title", dataset: { testid: "table-gone", code } },
+      h("h2", { id: "gone-title", text: t(`table.gone_${code}`) }),
+      h("p", { text: serverMessage(code, {}) }),
+      h(
+        "div",
+        { class: "waiting-actions" },
+        RELOAD.includes(code)
+          ? h("button", { class: "button primary", type: "button", dataset: { action: "to-lobby" }, onclick: () => { location.hash = "#/lobby"; location.reload(); }, text: t("table.back_to_lobby") })
+          : h("a", { class: "button primary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") }),
+      ),
+    );
+  }
+
+  // Another tab (or device) of this player opened the table and took the seat.
+  elsewhereDialog() {
+    return h(
+      "dialog",
+      { class: "overlay", "aria-labelledby": "elsewhere-title", "aria-describedby": "elsewhere-help", dataset: { testid: "opened-elsewhere" }, oncancel: (e) => e.preventDefault() },
+      h(
+        "div",
+        { class: "overlay-box" },
+        h("h2", { id: "elsewhere-title", text: t("table.elsewhere_title") }),
+        h("p", { id: "elsewhere-help", text: t("table.elsewhere_help") }),
+        h(
+          "div",
+          { class: "result-actions" },
+          h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "use-here" }, onclick: () => this.useHere(), text: t("table.use_here") }),
+          h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") }),
+        ),
+      ),
+    );
+  }
+
   pausedDialog() {
     const dialog = h(
       "dialog",
@@ -592,26 +689,187 @@ class TableClient {
       { class: "overlay-box result" },
       h("h2", { id: "result-title", text: t("result.title") }),
       me !== null ? h("p", { class: "result-score", dataset: { testid: "result-score" }, text: t("result.score", { score: score > 0 ? `+${score}` : score }) }) : null,
+      this.againStatus(),
+      this.totals(f),
       renderSettlement(f.events, f.names, me),
-      h(
-        "div",
-        { class: "result-actions" },
-        h("button", { class: "button primary", type: "button", autofocus: true, dataset: { action: "dismiss" }, onclick: () => this.dismissResult(), text: t("result.close") }),
-        this.practice ? h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.to_lobby") }) : null,
-        h("a", { class: "button secondary", href: `#/replay/${encodeURIComponent(f.handId)}`, dataset: { action: "replay" }, text: t("result.replay") }),
-      ),
+      h("div", { class: "result-actions" }, ...this.resultActions(f)),
     );
     return h(
       "dialog",
       {
         class: "overlay",
         "aria-labelledby": "result-title",
+        dataset: { testid: "result" },
         oncancel: (e) => {
           e.preventDefault();
           this.dismissResult();
         },
       },
       box,
+    );
+  }
+
+  me() {
+    const s = session();
+    return s && s.account ? s.account.id : null;
+  }
+
+  // Whether this player holds a seat at the table now (the lobby's word).
+  seatedHere() {
+    const tf = this.table;
+    return Boolean(tf && this.welcome && this.welcome.role === "player" && tf.seated.some((s) => s.player === this.me()));
+  }
+
+  // After a hand: a casual table offers Play again (dealt once every human asked); a rated
+  // or Quick Play table is over, and its players are free at once.
+  resultActions(f) {
+    const tf = this.table;
+    const seated = this.seatedHere();
+    const between = seated && tf.status === "results" && tf.play_again;
+    const pressed = between && tf.ready.includes(this.me());
+    const over = !tf || tf.status === "closed" || (!tf.play_again && tf.status !== "open");
+    const actions = [];
+    if (between) {
+      actions.push(
+        h("button", { class: "button primary", type: "button", disabled: pressed, dataset: { action: "play-again" }, onclick: () => this.playAgain(), text: pressed ? t("result.again_waiting") : t("result.again") }),
+        h("button", { class: "button secondary", type: "button", dataset: { action: "leave-table" }, onclick: () => this.leave(), text: t("table.leave") }),
+      );
+    } else if (over && this.welcome && this.welcome.role === "player") {
+      actions.push(
+        h("button", { class: "button primary", type: "button", dataset: { action: "quick-play-again" }, onclick: () => this.quickPlayAgain(), text: t("result.quick_again") }),
+        h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.back_to_lobby") }),
+      );
+    }
+    // Focus starts on Close, not on Play again: a key pressed for the last discard must not
+    // deal the next hand before the player has read the result.
+    actions.push(h("button", { class: "button secondary", type: "button", autofocus: true, dataset: { action: "dismiss" }, onclick: () => this.dismissResult(), text: t("result.close") }));
+    if (!between && !over) actions.push(h("a", { class: "button secondary", href: "#/lobby", dataset: { action: "to-lobby" }, text: t("table.to_lobby") }));
+    actions.push(h("a", { class: "button secondary", href: `#/replay/${encodeURIComponent(f.handId)}`, dataset: { action: "replay" }, text: t("result.replay") }));
+    return actions;
+  }
+
+  // The result closed: it can be shown again, and Play again and Leave stay at hand.
+  betweenHands() {
+    const tf = this.table;
+    const out = [h("button", { class: "button", type: "button", dataset: { action: "show-result" }, onclick: () => { this.showResult = true; this.render(); }, text: t("result.show") })];
+    if (this.seatedHere() && tf.status === "results" && tf.play_again) {
+      const pressed = tf.ready.includes(this.me());
+      out.push(
+        h("button", { class: "button primary", type: "button", disabled: pressed, dataset: { action: "play-again" }, onclick: () => this.playAgain(), text: pressed ? t("result.again_waiting") : t("result.again") }),
+        h("button", { class: "button secondary", type: "button", dataset: { action: "leave-table" }, onclick: () => this.leave(), text: t("table.leave") }),
+      );
+    }
+    return out;
+  }
+
+  // The running totals of the hands played together at this table (casual tables).
+  totals(f) {
+    const tf = this.table;
+    if (!tf || !tf.play_again || !tf.hands_played || !Object.keys(tf.totals).length) return null;
+    const names = Object.fromEntries(tf.seated.map((s) => [s.player, s.name]));
+    const rows = Object.entries(tf.totals).sort((a, b) => b[1] - a[1]);
+    const fmt = (n) => (n > 0 ? `+${n}` : String(n));
+    return h(
+      "section",
+      { class: "totals", "aria-labelledby": "totals-title", dataset: { testid: "totals" } },
+      h("h3", { id: "totals-title", text: t("result.totals", { n: tf.hands_played }) }),
+      h(
+        "table",
+        { class: "settlement-table" },
+        h("tbody", {}, ...rows.map(([p, v]) => h("tr", { class: p === this.me() ? "is-me" : null }, h("th", { scope: "row", text: playerName(p, { ...f.names, ...names }) }), h("td", { class: "total", text: fmt(v) })))),
+      ),
+    );
+  }
+
+  // Who has pressed Play again, and what the table waits for.
+  againStatus() {
+    const tf = this.table;
+    if (!tf || !tf.play_again || !["results", "starting"].includes(tf.status)) return null;
+    if (tf.status === "starting") return h("p", { class: "muted", dataset: { testid: "again-status" }, text: t("result.dealing") });
+    const humans = tf.seated.filter((s) => !s.computer);
+    if (humans.length < 2) return null; // alone with computers: nobody else to wait for
+    return h(
+      "ul",
+      { class: "again-list", "aria-label": t("result.again_who"), dataset: { testid: "again-status" } },
+      ...humans.map((s) => h("li", { class: tf.ready.includes(s.player) ? "ready" : null, text: t(tf.ready.includes(s.player) ? "result.again_ready" : "result.again_deciding", { name: s.name }) })),
+    );
+  }
+
+  async playAgain() {
+    await this.request(`/api/tables/${encodeURIComponent(this.tableId)}/again`);
+  }
+
+  async quickPlayAgain() {
+    try {
+      await api("POST", "/api/quickplay", { computers_after_s: 60 });
+      announce(t("quick.joined"));
+      location.hash = "#/lobby";
+    } catch (e) {
+      this.setNotice(serverMessage(e.code, e.params, e.message));
+      this.render();
+    }
+  }
+
+  // Leave the seat: before or between hands at once; during a hand the clock plays it until
+  // the hand ends (the server's rule), or, untimed, the hand is abandoned.
+  async leave() {
+    try {
+      await api("POST", `/api/tables/${encodeURIComponent(this.tableId)}/leave`, {});
+    } catch (e) {
+      this.confirmLeave = false;
+      this.setNotice(serverMessage(e.code, e.params, e.message));
+      this.render();
+      return;
+    }
+    if (this.practice) localStorage.setItem("mp.practice", JSON.stringify({ ...this.practice, finished: true, paused: false }));
+    this.confirmLeave = false;
+    location.hash = "#/lobby";
+  }
+
+  // "Leave" in the table bar while a hand is in play (a winner leaves at once).
+  leaveButton() {
+    const tf = this.table;
+    if (!this.seatedHere() || !["starting", "started"].includes(tf.status)) return null;
+    if (this.frame && this.frame.view.phase === "ended" && this.frame.hand_id === this.handId) return null;
+    const won = tf.done.includes(this.me());
+    return h("button", {
+      class: "button secondary",
+      type: "button",
+      dataset: { action: "leave-hand" },
+      text: t("table.leave_hand"),
+      onclick: () => {
+        if (won) this.leave();
+        else {
+          this.confirmLeave = true;
+          this.render();
+        }
+      },
+    });
+  }
+
+  leaveDialog() {
+    const tf = this.table;
+    const timed = tf && tf.options && tf.options.clock;
+    const text = timed ? (tf.rated ? t("leave.timed_rated") : t("leave.timed")) : t("leave.untimed");
+    const stay = () => {
+      this.confirmLeave = false;
+      this.render();
+    };
+    return h(
+      "dialog",
+      { class: "overlay", "aria-labelledby": "leave-title", "aria-describedby": "leave-help", dataset: { testid: "confirm-leave" }, oncancel: (e) => { e.preventDefault(); stay(); } },
+      h(
+        "div",
+        { class: "overlay-box" },
+        h("h2", { id: "leave-title", text: t("leave.title") }),
+        h("p", { id: "leave-help", text }),
+        h(
+          "div",
+          { class: "result-actions" },
+          h("button", { class: "button secondary", type: "button", autofocus: true, dataset: { action: "stay" }, onclick: stay, text: t("leave.stay") }),
+          h("button", { class: "button primary", type: "button", dataset: { action: "confirm-leave" }, onclick: () => this.leave(), text: t("leave.confirm") }),
+        ),
+      ),
     );
   }
 
@@ -632,14 +890,18 @@ class TableClient {
       box.append(h("p", { text: t("table.loading") }));
       return box;
     }
-    box.append(h("h2", { text: t(`table.status_${tf.status}`) }));
+    if (tf.status === "closed") return this.goneBox("table_closed");
+    const found = tf.status === "starting";
+    box.classList.toggle("found", found);
+    box.append(h("h2", { dataset: { testid: "table-status" }, text: t(`table.status_${tf.status}`) }));
+    if (found && tf.deal_by_ms) box.append(h("p", { class: "muted", dataset: { dealCountdown: tf.deal_by_ms } }));
     if (tf.options) {
       const o = tf.options;
       box.append(
         h("p", {
           class: "options",
           text: [
-            o.public ? t("options.public") : t("options.private"),
+            tf.quick_play ? t("quick.title") : o.public ? t("options.public") : t("options.private"),
             o.rated ? t("options.rated") : t("options.casual"),
             o.clock ? t(`clock.${o.clock}`) : t("clock.untimed"),
             o.computers ? t("options.computers", { strength: t(`strength.${o.computers}`) }) : t("options.no_computers"),
@@ -647,8 +909,8 @@ class TableClient {
         }),
       );
     }
-    const seats = h("ol", { class: "seats" });
-    tf.seated.forEach((s) => seats.append(h("li", { text: s.computer ? playerName(s.player, {}) : s.name })));
+    const seats = h("ol", { class: found ? "seats found-seats" : "seats", dataset: { testid: "seats" } });
+    tf.seated.forEach((s) => seats.append(this.seatLine(s, found)));
     for (let i = tf.seated.length; i < 4 && tf.status === "open"; i++) seats.append(h("li", { class: "empty", text: t("table.empty_seat") }));
     box.append(seats);
     const me = session() && session().account ? session().account.id : null;
@@ -671,6 +933,21 @@ class TableClient {
     box.append(actions);
     if (this.notice) box.append(h("p", { class: "notice", dataset: { testid: "notice" }, text: this.notice }));
     return box;
+  }
+
+  // A seat of the waiting table; at a table just found, with the rating and whether the
+  // player has the table open yet (the deal waits for them, at most until deal_by_ms).
+  seatLine(s, found) {
+    const name = s.computer ? playerName(s.player, {}) : s.name;
+    if (!found) return h("li", { text: name });
+    const me = session() && session().account ? session().account.id : null;
+    return h(
+      "li",
+      { class: s.player === me ? "found-seat is-me" : "found-seat" },
+      h("span", { class: "found-name", text: s.player === me ? `${name} (${t("seat.you")})` : name }),
+      s.rating !== null && s.rating !== undefined && !s.computer ? h("span", { class: "found-rating", text: t("table.rating", { rating: String(Math.round(s.rating)) }) }) : null,
+      !s.computer ? h("span", { class: "muted", text: s.present ? t("table.present") : t("table.opening") }) : null,
+    );
   }
 
   async request(path) {
@@ -725,6 +1002,7 @@ class TableClient {
     if (of("discard").length) bar.append(h("span", { class: "hint", text: t("actions.discard_hint") }));
     if (!legal.length && view.phase !== "ended") bar.append(h("span", { class: "hint", text: phaseText(view, me, this.frame.names) }));
     if (waiting) bar.append(h("span", { class: "hint", text: t("actions.sent") }));
+    if (view.phase === "ended" && this.finished && !this.showResult) bar.append(...this.betweenHands());
     return bar;
   }
 
