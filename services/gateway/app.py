@@ -49,8 +49,15 @@ from services.gateway.sessions import SocketSessions
 from services.gateway.tables import TableWatcher
 from services.history.store import HistoryStore
 from services.history.store import open_store as open_history_store
+from services.runtime.backoff import away_errors, until_done
 from services.runtime.log import EventLog, Follower
-from services.runtime.topics import LOBBY_EVENTS, MATCH_REPLIES, TABLE_EVENTS, TABLE_REPLIES
+from services.runtime.topics import (
+    LOBBY_EVENTS,
+    MATCH_REPLIES,
+    TABLE_EVENTS,
+    TABLE_REPLIES,
+    TOPICS,
+)
 
 log = logging.getLogger("mahjong.gateway")
 
@@ -71,6 +78,7 @@ class Gateway:
         listen: socket.socket | None = None,
     ) -> None:
         self.log = event_log
+        self.owns_log = False  # start (and so wait for) the log itself: ``mahjong-planet gateway``
         self.listen = listen  # bound and listening already (``mahjong-planet run``)
         self.config = config
         store = account_store or open_account_store(config.postgres_dsn, config.data_dir)
@@ -98,18 +106,31 @@ class Gateway:
 
     async def start(self) -> None:
         """Open the stores, start following the log (before any table is loaded, so nothing
-        appended meanwhile is missed), rebuild the lobby."""
-        await self.accounts.store.start()
-        await self.ratings.start()
-        await self.history.start()
+        appended meanwhile is missed), rebuild the lobby. While PostgreSQL or the broker is
+        away each step is tried again with backoff, not ready meanwhile (the process waits
+        instead of exiting for its supervisor to restart it)."""
+        away = away_errors()
+
+        async def step(what: str, attempt: Any) -> None:
+            await until_done(what, attempt, log, retry_on=away)
+
+        if self.owns_log:
+            await step("connecting to the log", self._open_log)
+        await step("opening the account store", self.accounts.store.start)
+        await step("opening the rating store", self.ratings.start)
+        await step("opening the hand history", self.history.start)
         follower = self.log.follower([TABLE_EVENTS, TABLE_REPLIES, LOBBY_EVENTS, MATCH_REPLIES])
-        await follower.start()
+        await step("following the log", follower.start)
         self.follower = follower
-        await self.tables.start()
-        await self.lobby.start()
+        await step("loading the tables", self.tables.start)
+        await step("loading the lobby", self.lobby.start)
         self._task = asyncio.create_task(self._follow(follower))
         self._sessions_task = asyncio.create_task(self.sessions.run())
         self.ready.set()
+
+    async def _open_log(self) -> None:
+        await self.log.start()
+        await self.log.create_topics(TOPICS)
 
     async def stop(self) -> None:
         self.ready.clear()
@@ -196,7 +217,6 @@ class Gateway:
         """Start, serve HTTP on ``config.host:port`` (or ``sock``) until ``stop``, then stop."""
         import uvicorn
 
-        await self.start()
         app = create_app(self)
         server = _Server(
             uvicorn.Config(
@@ -218,13 +238,23 @@ class Gateway:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((self.config.host, self.config.port))
         self.port = sock.getsockname()[1]
+        # Serve at once: /healthz and /readyz answer (503) while the start waits out an
+        # outage; everything else is refused with 503 ``starting`` until it is ready.
         serving = asyncio.create_task(server.serve(sockets=[sock]))
         stopping = asyncio.create_task(stop.wait())
+        starting = asyncio.create_task(self.start())
         try:
-            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({serving, stopping, starting}, return_when=asyncio.FIRST_COMPLETED)
+            if starting.done():
+                starting.result()  # a start that failed for good (not an outage) stops it
+                await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             server.should_exit = True
             stopping.cancel()
+            if not starting.done():
+                starting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await starting
             with contextlib.suppress(Exception):
                 await serving
             await self.stop()
@@ -298,6 +328,41 @@ async def table_socket(socket: WebSocket[Any, Any, Any]) -> None:
         gw.ws_open.release(address)
 
 
+class NotYetReady:
+    """ASGI middleware: until the gateway has started (its stores open, the log followed),
+    only the health endpoints answer; any other request gets 503 ``starting`` and a socket
+    is closed with 1013 (try again), so nothing reads a store that is not open yet."""
+
+    OPEN = frozenset({"/healthz", "/readyz", "/metrics"})
+
+    def __init__(self, app: Any, ready: asyncio.Event) -> None:
+        self.app, self.ready = app, ready
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self.ready.is_set() or scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": WS_CLOSE_TRY_AGAIN})
+            return
+        if scope.get("path", "") in self.OPEN:
+            await self.app(scope, receive, send)
+            return
+        body = b'{"code":"starting","reason":"the gateway is starting; try again","params":{}}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", b"2"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
 def create_app(gateway: Gateway) -> Litestar:
     """The Litestar app of a started (or starting) ``Gateway``."""
     config = gateway.config
@@ -310,6 +375,7 @@ def create_app(gateway: Gateway) -> Litestar:
         ],
         middleware=[  # plain ASGI middleware; Litestar's protocol types are stricter
             cast(Any, SecurityHeaders),
+            DefineMiddleware(cast(Any, NotYetReady), ready=gateway.ready),
             cast(Any, PathGuard),
             cast(Any, WebSocketMetrics),
             DefineMiddleware(

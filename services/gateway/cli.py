@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import socket
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from services.gateway.config import ADMIN_TOKEN_ENV, DEFAULT_HOST, DEFAULT_PORT, GatewayConfig
-from services.runtime.config import DEFAULT_DATA, add_log_options, opened_log
+from services.runtime.config import DEFAULT_DATA, add_log_options, open_log
 from services.runtime.log import EventLog
 
 
@@ -75,8 +76,16 @@ def cmd_gateway(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
         from services.runtime.ops import run_service
 
-        async with opened_log(args) as event_log:
-            await run_service("gateway", gateway_for(event_log, args, sock), stop)
+        # The gateway opens the log itself, after it serves /healthz and /readyz: a broker
+        # that is away is waited for, not ready meanwhile, instead of exiting.
+        event_log = open_log(args, wait=True)
+        gateway = gateway_for(event_log, args, sock)
+        gateway.owns_log = True
+        try:
+            await run_service("gateway", gateway, stop)
+        finally:
+            with contextlib.suppress(Exception):
+                await event_log.close()
 
     try:
         sock = listening_socket(args.host, args.port)

@@ -24,8 +24,7 @@ from prometheus_client import Counter
 from schemas import lobby as lb
 from services.matchmaking.lobby import Lobby, Table, apply
 from services.runtime import dead_letters
-from services.runtime.backoff import Backoff
-from services.runtime.kafka import BROKER_AWAY
+from services.runtime.backoff import Backoff, away_errors
 from services.runtime.log import EventLog
 from services.runtime.position import PositionBeyondEnd, check_position
 from services.runtime.progress import STALL_AFTER_S, Progress
@@ -33,16 +32,7 @@ from services.runtime.topics import LOBBY_EVENTS
 
 log = logging.getLogger("mahjong.lobby")
 
-DATABASE_AWAY = (
-    OSError,
-    TimeoutError,
-    asyncpg.InterfaceError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.OperatorInterventionError,
-)
-"""What asyncpg raises while PostgreSQL is down, restarting or unreachable."""
-
-AWAY = DATABASE_AWAY + BROKER_AWAY
+AWAY = away_errors()
 
 PROJECTED = Counter("mahjong_lobby_projected_events", "lobby.events projected into PostgreSQL")
 

@@ -15,6 +15,24 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+
+def away_errors() -> tuple[type[BaseException], ...]:
+    """What a client raises while PostgreSQL or the broker is down, restarting or
+    unreachable: worth waiting out, unlike a bug or bad data."""
+    import asyncpg
+    from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
+
+    return (
+        OSError,
+        TimeoutError,
+        asyncpg.InterfaceError,
+        asyncpg.PostgresConnectionError,
+        asyncpg.OperatorInterventionError,
+        KafkaConnectionError,
+        KafkaTimeoutError,
+    )
+
+
 FIRST_S = 0.5
 MOST_S = 10.0
 

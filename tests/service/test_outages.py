@@ -108,3 +108,43 @@ def test_repeated_kafka_client_lines_are_held_back_and_counted() -> None:
     from_client = [r.getMessage() for r in records if r.name.startswith("aiokafka")]
     assert from_client == ["Unable connect to node with id 1", "another line"]
     assert sum(1 for r in records if r.name.startswith("mahjong")) == 100
+
+
+def test_the_gateway_started_while_the_broker_and_database_are_away_waits_not_ready(
+    tmp_path: Path,
+) -> None:
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
+    env["MAHJONG_POSTGRES_DSN"] = f"postgresql://mahjong:mahjong@127.0.0.1:{_free_port()}/mahjong"
+    env["PYTHONPATH"] = str(ROOT)  # run from an empty folder: nothing lands in the checkout
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.cli", "gateway", "--kafka", f"127.0.0.1:{_free_port()}",
+         "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "gw.log").open("wb"),
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        answers: tuple[int, int, int] | None = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                answers = (
+                    httpx.get(f"{base}/healthz", timeout=2).status_code,
+                    httpx.get(f"{base}/readyz", timeout=2).status_code,
+                    httpx.get(f"{base}/api/lobby", timeout=2).status_code,
+                )
+                break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        time.sleep(3.0)  # several attempts later: still waiting, still alive, still refusing
+        assert proc.poll() is None, (tmp_path / "gw.log").read_text()[-2000:]
+        assert answers == (200, 503, 503)
+        refused = httpx.post(f"{base}/api/auth/guest", timeout=2)
+        assert refused.status_code == 503 and refused.json()["code"] == "starting"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "retrying with backoff" in (tmp_path / "gw.log").read_text()
