@@ -52,17 +52,18 @@ def test_the_player_pauses_and_resumes_a_practice_hand_over_the_socket(tmp_path:
             await s.send({"type": "command", "command_id": "p2", "body": {"type": "pause"}})
             await s.until(lambda x: len(x.of_type("rejected")) == 2)
             assert last(s, "rejected")["code"] == "already_paused"
-            # Another socket of the same player (a reload, another device) sees the pause.
+            # Another socket of the same player (a reload, another device) sees the pause; it
+            # takes the seat (one seat, one driver), and resumes there.
             again = await connect(p, user, table_id)
             await again.until(lambda x: x.view is not None)
             assert again.view is not None and again.view["view"]["paused"] is True
-            await s.send({"type": "command", "command_id": "r1", "body": {"type": "resume"}})
-            await s.until(lambda x: x.view is not None and not x.view["view"]["paused"])
+            await s.until(lambda x: x.closed)
+            assert last(s, "error")["code"] == "opened_elsewhere"
+            await again.send({"type": "command", "command_id": "r1", "body": {"type": "resume"}})
             await again.until(lambda x: x.view is not None and not x.view["view"]["paused"])
-            assert s.view is not None and s.view["decision_seq"] == decision
-            assert s.view["view"]["legal_actions"] != []
-            for x in (s, again):
-                await x.close()
+            assert again.view is not None and again.view["decision_seq"] == decision
+            assert again.view["view"]["legal_actions"] != []
+            await again.close()
 
     asyncio.run(go())
 
