@@ -131,7 +131,7 @@ async def play_timed_hands(s: Socket, hands: int) -> None:
 
 
 async def first_round(url: str) -> list[str]:
-    """Quick Play (4 guests, 4 rated hands) and a timed computer table whose guest waits for
+    """Quick Play (4 guests, one rated hand: every game is one hand) and a timed computer table whose guest waits for
     a timeout before playing; the table ids."""
     players = Players(url)
     try:
@@ -147,7 +147,7 @@ async def first_round(url: str) -> list[str]:
             await play_with_bot(lone, hands=1)
 
         await asyncio.wait_for(
-            asyncio.gather(wait_then_play(), *(play_timed_hands(s, 4) for s in sockets)),
+            asyncio.gather(wait_then_play(), *(play_timed_hands(s, 1) for s in sockets)),
             150,
         )
         for s in [*sockets, lone]:
@@ -279,7 +279,7 @@ def test_every_service_in_its_own_process_plays_audits_measures_and_restarts(
     )
     assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-3000:]
     summary = audit.stdout.strip().splitlines()[-1]
-    assert "audited 6 hands" in summary and "6 passed, 0 failed, 0 unfinished" in summary, summary
+    assert "audited 3 hands" in summary and "3 passed, 0 failed, 0 unfinished" in summary, summary
 
     # Every log line of every service is one JSON object with the fields operators query,
     # and none of the services' own code logged an error on the way.
@@ -297,7 +297,7 @@ def _assert_counters_moved(m: dict[str, str], projector_can_move: bool) -> None:
     assert total(table, "mahjong_table_commands_total", type="discard") > 0
     assert total(table, "mahjong_table_commands_total", type="timeout") >= 1
     assert total(table, "mahjong_table_events_total") > 100
-    assert total(table, "mahjong_table_hands_total", stage="ended") >= 5
+    assert total(table, "mahjong_table_hands_total", stage="ended") >= 2
     assert total(table, "mahjong_table_command_latency_seconds_count") > 0
     assert total(table, "mahjong_table_transactions_total", outcome="committed") > 0
     assert total(clock, "mahjong_clock_timeouts_fired_total", attempt="first") >= 1
@@ -308,7 +308,7 @@ def _assert_counters_moved(m: dict[str, str], projector_can_move: bool) -> None:
     assert total(mm, "mahjong_matchmaking_requests_total") >= 6
     assert total(mm, "mahjong_matchmaking_tables_started_total") >= 2
     assert total(mm, "mahjong_quickplay_wait_seconds_count") >= 4
-    assert total(m["rating"], "mahjong_rating_results_applied_total") >= 4
+    assert total(m["rating"], "mahjong_rating_results_applied_total") >= 1
     if projector_can_move:
         assert total(m["lobby-projector"], "mahjong_lobby_projected_events_total") > 0
     gw = m["gateway"]
