@@ -263,13 +263,19 @@ NOTES = {
         "decision (rated private blitz tables of four guests, Quick Play groups, bullet "
         "tables of one guest and three computers), reconnecting with their last seq. About "
         "every 60 s a `kill -9` of a service (a shuffled bag: each is hit before any twice), "
-        "restarted 1–5 s later; the broker restarted at a third, PostgreSQL at two thirds.",
+        "restarted 1–5 s later; the broker restarted at a third, PostgreSQL at two thirds. "
+        "Also (issue 17): a second embedded `run` on the first one's data directory at the "
+        "start (it must exit at once and change nothing); a poison record on each input "
+        "topic at a fifth; a table member SIGSTOP'd at half-way while another takes over, "
+        "then woken (the new owner must never be fenced).",
         "Then the traffic stops, every table plays to its end, consumers catch up, and: every "
         "hand in `table.events` ended; `mahjong-planet audit` passes on all; per hand the seqs "
         "are exactly 1..n and every command's events one unbroken run (none lost, none applied "
         "twice); one `rating.results` record per rated hand; every event stream a player "
         "received through the gateway equals the log; `ratings recompute` is identical to the "
-        "live ratings bit for bit; every Quick Play player was seated exactly once. "
+        "live ratings bit for bit; every Quick Play player was seated exactly once; the hand "
+        "history holds every ended hand exactly once and `history rebuild` is identical; each "
+        "poison record was set aside with its reason. "
         "`tests/integration/test_soak.py` runs the same for 2.5 minutes in `make test`.",
     ],
     "fuzz": [
