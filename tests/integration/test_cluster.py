@@ -131,8 +131,8 @@ async def play_timed_hands(s: Socket, hands: int) -> None:
 
 
 async def first_round(url: str) -> list[str]:
-    """Quick Play (4 guests, one rated hand: every game is one hand) and a timed computer table whose guest waits for
-    a timeout before playing; the table ids."""
+    """Quick Play (4 guests, one rated hand: every game is one hand) and a timed computer
+    table whose guest waits for a timeout before playing; the table ids."""
     players = Players(url)
     try:
         quick = [await players.guest() for _ in range(4)]
