@@ -48,7 +48,9 @@ def test_soak_with_kills_and_server_restarts_loses_nothing(tmp_path: Path) -> No
     assert result["passed"], report
 
     kinds = Counter(f["kind"] for f in result["faults"] if f.get("phase") != "up")
-    assert kinds["kill -9"] >= 6, kinds
+    # About one kill every 18 s of the 150 s, less the time the broker's restart holds the
+    # fault loop (20 s on a quiet machine, over a minute on a busy one).
+    assert kinds["kill -9"] >= 4, kinds
     assert kinds["broker restart"] == 1 and kinds["postgres restart"] == 1, kinds
     assert sum(result["restarts"].values()) >= kinds["kill -9"], result["restarts"]
     assert result["hands"]["rated"] > 0 and result["hands"]["finished"] >= 5, result["hands"]
