@@ -162,7 +162,13 @@ def _free(lobby: Lobby, request: lb.MatchRequest, now: int) -> Output | Refusal:
     table_id = lobby.at.get(request.player)
     if table_id is not None:
         table = lobby.tables[table_id]
-        if table.stage == "results" or request.player in table.done:
+        # Over for them: between hands, after winning, or at a table reopened between
+        # hands (someone left) that they did not choose to wait at.
+        if (
+            table.stage == "results"
+            or request.player in table.done
+            or (table.stage == "open" and table.hands_played > 0)
+        ):
             # Over for them: starting something new is leaving. The events carry no request
             # id, so the request is answered by what it asked for, not by this leave.
             return _leave_now(lobby, table, request.player, "", now)

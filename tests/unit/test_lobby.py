@@ -610,3 +610,13 @@ def test_nobody_is_ever_in_two_places_and_no_table_seats_more_than_four(steps: l
         for t in lobby.tables.values():
             assert t.stage != "open" or not t.ready
             assert all(p in t.seated for p in (*t.present, *t.ready, *t.done, *t.leaving))
+
+
+def test_a_player_left_at_a_reopened_table_may_start_something_new() -> None:
+    lobby = Lobby()
+    table = full_table(lobby, clock="blitz")
+    finish(lobby, table)
+    ask(lobby, lb.LeaveTable(player="bob", request_id=rid(), table_id=table))
+    assert lobby.tables[table].stage == "open"
+    ask(lobby, queue("ann", 1500))  # not "already_seated": ann never chose to wait there
+    assert lobby.seated_at("ann") is None and "ann" not in lobby.tables[table].seated
