@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,8 @@ from services.rules import scenario as scenarios
 from services.rules.shuffle import commitment, shuffle
 from services.rules.tiles import format_tiles
 from services.runtime.config import add_log_options, opened_log
-from services.runtime.log import EventLog
-from services.runtime.ops import add_ops_options, configure_logging
+from services.runtime.ops import add_ops_options, configure_logging, exit_cleanly_on_sigterm
+from services.runtime.serve import serve
 
 
 def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
@@ -117,13 +117,13 @@ def cmd_topics(args: argparse.Namespace) -> int:
 def cmd_table(args: argparse.Namespace) -> int:
     from services.table.service import TableService
 
-    return _serve(args, "table", lambda log: TableService(log, group=args.group))
+    return serve(args, "table", lambda log: TableService(log, group=args.group))
 
 
 def cmd_clock(args: argparse.Namespace) -> int:
     from services.clock.service import ClockService
 
-    return _serve(
+    return serve(
         args, "clock", lambda log: ClockService(log, group=args.group, table_group=args.table_group)
     )
 
@@ -207,42 +207,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-def _stop_on_signals() -> asyncio.Event:
-    from services.runtime.ops import stop_on_signals
-
-    return stop_on_signals()
-
-
-def _serve(args: argparse.Namespace, name: str, make: Callable[[EventLog], Any]) -> int:
-    """Run one service (``make`` builds it on the selected log) until SIGTERM or SIGINT."""
-    from services.runtime.config import open_log
-    from services.runtime.ops import run_service
-    from services.runtime.position import PositionBeyondEnd, refuse_to_mix
-    from services.runtime.topics import TOPICS
-
-    async def go() -> None:
-        # The service and its /readyz come up first; the log is connected in ``prepare``,
-        # which waits (not ready) while the broker is away instead of exiting.
-        event_log = open_log(args, wait=True)
-        service = make(event_log)
-
-        async def prepare() -> None:
-            await event_log.start()
-            await event_log.create_topics(TOPICS)
-
-        try:
-            await run_service(name, service, _stop_on_signals(), args, prepare=prepare)
-        finally:
-            await event_log.close()
-
-    try:
-        asyncio.run(go())
-    except PositionBeyondEnd as exc:
-        refuse_to_mix(name, exc)
-        return 1
-    return 0
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """Every service built so far, in this process, on the selected log.
 
@@ -292,13 +256,13 @@ async def _run_all(args: argparse.Namespace, data: str, sock: Any) -> None:
     from services.matchmaking.service import MatchmakingService
     from services.rating.service import RatingService
     from services.rating.store import open_store, postgres_dsn
-    from services.runtime.ops import run_service
+    from services.runtime.ops import run_service, stop_on_signals
     from services.table.service import TableService
 
     store = open_store(postgres_dsn(getattr(args, "postgres", None)), data, "rating")
     await store.start()
     async with opened_log(args) as event_log:
-        stop = _stop_on_signals()
+        stop = stop_on_signals()
         services = {
             "table": TableService(event_log),
             "clock": ClockService(event_log),
@@ -325,13 +289,13 @@ async def _run_all(args: argparse.Namespace, data: str, sock: Any) -> None:
 def cmd_matchmaking(args: argparse.Namespace) -> int:
     from services.matchmaking.service import MatchmakingService
 
-    return _serve(args, "matchmaking", lambda log: MatchmakingService(log, group=args.group))
+    return serve(args, "matchmaking", lambda log: MatchmakingService(log, group=args.group))
 
 
 def cmd_bots(args: argparse.Namespace) -> int:
     from services.bots.service import BotService
 
-    return _serve(args, "bots", lambda log: BotService(log, group=args.group, pace=args.pace))
+    return serve(args, "bots", lambda log: BotService(log, group=args.group, pace=args.pace))
 
 
 def cmd_lobby_projector(args: argparse.Namespace) -> int:
@@ -343,7 +307,7 @@ def cmd_lobby_projector(args: argparse.Namespace) -> int:
         print("lobby-projector needs --postgres DSN (or MAHJONG_POSTGRES_DSN)", file=sys.stderr)
         return 2
 
-    return _serve(args, "lobby-projector", lambda log: LobbyProjection(log, dsn))
+    return serve(args, "lobby-projector", lambda log: LobbyProjection(log, dsn))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -557,6 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "log_format", None):  # a service: logs configured once, here
         configure_logging(args.log_format, service=args.command)
+        exit_cleanly_on_sigterm()
     code: int = args.func(args)
     return code
 

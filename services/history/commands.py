@@ -20,15 +20,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.action == "rebuild":
         return cmd_rebuild(args)
     from services.history.service import HistoryService
-    from services.runtime.ops import run_service, stop_on_signals
+    from services.runtime.serve import serve
 
-    async def go() -> None:
-        async with opened_log(args) as event_log:
-            service = HistoryService(event_log, _store(args))
-            await run_service("history", service, stop_on_signals(), args)
-
-    asyncio.run(go())
-    return 0
+    # The projection opens (and reopens) its store itself, waiting while it is away.
+    store = _store(args)
+    return serve(args, "history", lambda log: HistoryService(log, store))
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:

@@ -32,23 +32,13 @@ async def opened_store(args: argparse.Namespace) -> AsyncIterator[RatingStore]:
 
 def cmd_rating(args: argparse.Namespace) -> int:
     from services.rating.service import RatingService
-    from services.runtime.ops import run_service, stop_on_signals
+    from services.runtime.serve import serve
 
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
-
-    async def go() -> None:
-        async with opened_store(args) as store, opened_log(args) as event_log:
-            service = RatingService(event_log, store, topic=args.topic)
-            await run_service("rating", service, stop_on_signals(), args)
-
-    from services.runtime.position import PositionBeyondEnd, refuse_to_mix
-
-    try:
-        asyncio.run(go())
-    except PositionBeyondEnd as exc:
-        refuse_to_mix("rating", exc)
-        return 1
-    return 0
+    store = open_store(postgres_dsn(args.postgres), args.data or DEFAULT_DATA, args.pg_schema)
+    return serve(
+        args, "rating", lambda log: RatingService(log, store, topic=args.topic), store=store
+    )
 
 
 def cmd_recompute(args: argparse.Namespace) -> int:

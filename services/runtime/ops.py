@@ -465,6 +465,17 @@ async def observed(
             await server.close()
 
 
+def exit_cleanly_on_sigterm() -> None:
+    """Until a service's loop takes the signal over (``stop_on_signals``), SIGTERM exits
+    with code 0: an orchestrator may stop a service while it still connects to its log or
+    store, and that is a clean stop, not a crash."""
+
+    def leave(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, leave)
+
+
 def stop_on_signals() -> asyncio.Event:
     """An event set by SIGTERM or SIGINT, so services finish their batch and leave cleanly."""
     stop = asyncio.Event()

@@ -15,8 +15,10 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from services.matchmaking.projection import LobbyProjection
+from services.rating.store import DSN_ENV
 from services.runtime.backoff import Quieter
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.topics import TOPICS
@@ -52,11 +54,24 @@ def test_the_lobby_projector_waits_not_ready_while_postgresql_is_away(tmp_path: 
     asyncio.run(go())
 
 
-def test_a_service_started_while_the_broker_is_away_waits_not_ready(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [["bots"], ["rating", "--postgres", "{nobody}"], ["history", "--postgres", "{nobody}"]],
+    ids=["bots", "rating", "history"],
+)
+def test_a_service_started_while_the_broker_is_away_waits_not_ready(
+    tmp_path: Path, command: list[str]
+) -> None:
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "KAFKA_BOOTSTRAP_SERVERS"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("KAFKA_BOOTSTRAP_SERVERS", *DSN_ENV)
+    }
+    nobody = f"postgresql://mahjong:mahjong@127.0.0.1:{_free_port()}/mahjong"
+    argv = [part.format(nobody=nobody) for part in command]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "bots", "--kafka", f"127.0.0.1:{_free_port()}",
+        [sys.executable, "-m", "services.cli", *argv, "--kafka", f"127.0.0.1:{_free_port()}",
          "--metrics-port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "bots.log").open("wb"),
     )  # fmt: skip
