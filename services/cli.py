@@ -13,9 +13,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from services.rules import commitment, format_tiles, shuffle
 from services.rules import scenario as scenarios
-from services.rules.shuffle import commitment, shuffle
-from services.rules.tiles import format_tiles
 from services.runtime.config import add_log_options, opened_log
 from services.runtime.ops import add_ops_options, configure_logging, exit_cleanly_on_sigterm
 from services.runtime.serve import serve

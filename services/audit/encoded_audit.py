@@ -43,9 +43,7 @@ from services.audit.hand_audit import (
     clock_tick,
     fresh_hand,
 )
-from services.rules.hand import handle
-from services.rules.shuffle import SEED_BYTES, shuffle
-from services.rules.state import HandState
+from services.rules import SEED_BYTES, HandState, handle, shuffle
 
 # --- peeks: the few fields re-deciding reads, under the events' own type tags ---------------
 

@@ -31,12 +31,17 @@ import msgspec
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.clock import tick
-from services.rules.hand import handle, start_hand
-from services.rules.settlement import placements
-from services.rules.shuffle import SEED_BYTES, Deal, shuffle
-from services.rules.state import HandState
-from services.rules.tiles import NAMES
+from services.rules import (
+    NAMES,
+    SEED_BYTES,
+    Deal,
+    HandState,
+    handle,
+    placements,
+    shuffle,
+    start_hand,
+    tick,
+)
 
 OPENING = 6
 """HandStarted, four TilesDealt and WallBuilt: the events ``start_hand`` emits."""

@@ -24,9 +24,7 @@ from schemas.table import decode_event
 from schemas.views import SeatView
 from services.gateway.tables import TableWatcher
 from services.history.store import HistoryStore
-from services.rules.state import HandState, apply
-from services.rules.tiles import NAMES
-from services.rules.view import seat_view
+from services.rules import NAMES, HandState, apply, seat_view
 from services.runtime.log import EventLog, read_through
 from services.runtime.topics import TABLE_EVENTS
 

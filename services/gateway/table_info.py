@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeVar
 
 from services.gateway.protocol import SeatInfo, TableInfo
-from services.matchmaking.lobby import COMPUTER
+from services.rules import COMPUTER
 
 if TYPE_CHECKING:
     from services.gateway.app import Gateway

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.hand import pending_seats
-from services.rules.state import CLOCK_PRESETS, HandState, apply
+from services.rules.state import Clock, Fold, HandState, ReplayError, Running, pending_seats, reject
+
+CLOCK_PRESETS: dict[str, tuple[int, int]] = {
+    "bullet": (2_000, 5_000),
+    "blitz": (3_000, 10_000),
+    "standard": (5_000, 20_000),
+    "relaxed": (15_000, 60_000),
+}
+"""Clock presets of RULES.md §8: per-decision base time and per-hand reserve, in ms."""
 
 OPENING_MIN_MS = 15_000
 """Exchange and missing-suit decisions get at least this base time."""
@@ -20,6 +27,11 @@ LAG_GRACE_MS = 0
 Each hand records the value it ran with, so replays stay exact if the policy changes."""
 
 PRESETS = tuple(CLOCK_PRESETS)
+
+
+def full_reserve(preset: str) -> int:
+    """A seat's reserve at the start of each hand under a clock preset (RULES.md §8)."""
+    return CLOCK_PRESETS[preset][1]
 
 
 def allowance(preset: str, phase: str, in_window: bool) -> tuple[int, bool]:
@@ -50,7 +62,8 @@ def tick(
     events: list[ev.Event] = []
 
     def emit(event: ev.Event) -> None:
-        apply(state, event)
+        FOLDS[type(event)](state, event)  # built from the state: it fits, no checks needed
+        state.seq = event.seq
         events.append(event)
 
     pending = set(pending_seats(state))
@@ -98,6 +111,13 @@ def tick(
     return events
 
 
+def clocks_started(state: HandState) -> int:
+    """When the latest running clock started (0 for an untimed hand or no running clock)."""
+    if state.clock is None or not state.clock.running:
+        return 0
+    return max(r.offered_ms for r in state.clock.running.values())
+
+
 def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.Rejection | None:
     """Whether a command is on time: a timeout only once the seat's deadline (plus the lag
     allowance) has passed, for the decision it names; an answer only before then."""
@@ -105,12 +125,12 @@ def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.R
     is_timeout = isinstance(command, cmd.Timeout)
     if clock is None:
         if is_timeout:
-            return _reject("untimed", "this hand has no clock", seat=command.seat)
+            return reject("untimed", "this hand has no clock", seat=command.seat)
         return None
     run = clock.running.get(command.seat)
     if run is None:
         if is_timeout:
-            return _reject(
+            return reject(
                 "no_pending_decision",
                 f"seat {command.seat} has no decision pending",
                 seat=command.seat,
@@ -119,21 +139,21 @@ def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.R
     late_after = run.deadline_ms + clock.grace_ms
     if is_timeout:
         if command.decision_seq != run.decision_seq:
-            return _reject(
+            return reject(
                 "stale_decision",
                 f"decision {command.decision_seq} is not seat {command.seat}'s pending decision "
                 f"{run.decision_seq}",
                 decision_seq=-1 if command.decision_seq is None else command.decision_seq,
             )
         if now_ms < late_after:
-            return _reject(
+            return reject(
                 "not_due",
                 f"seat {command.seat} still has {late_after - now_ms} ms",
                 due_in_ms=late_after - now_ms,
             )
         return None
     if now_ms > late_after:
-        return _reject(
+        return reject(
             "time_up",
             f"seat {command.seat}'s time ran out {now_ms - late_after} ms ago",
             late_ms=now_ms - late_after,
@@ -141,5 +161,28 @@ def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.R
     return None
 
 
-def _reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
-    return cmd.Rejection(code=code, reason=reason, params=params)
+# --- folding -------------------------------------------------------------------------------
+
+
+def _clock_started(s: HandState, e: ev.ClockStarted) -> None:
+    clock = _clock_of(s)
+    clock.grace_ms = e.grace_ms
+    for d in e.seats:
+        clock.running[d.seat] = Running(
+            e.decision_seq, e.at_ms, d.base_ms, d.reserve_ms, d.deadline_ms
+        )
+
+
+def _clock_stopped(s: HandState, e: ev.ClockStopped) -> None:
+    clock = _clock_of(s)
+    clock.running.pop(e.seat, None)
+    clock.reserve[e.seat] = e.reserve_ms
+
+
+def _clock_of(s: HandState) -> Clock:
+    if s.clock is None:
+        raise ReplayError("a clock event in an untimed hand")
+    return s.clock
+
+
+FOLDS: dict[type, Fold] = {ev.ClockStarted: _clock_started, ev.ClockStopped: _clock_stopped}

@@ -1,4 +1,5 @@
-"""Hand analysis: complete hands, waits, readiness and fan (RULES.md §4, §6).
+"""Complete hands and fan (RULES.md §4): complete-hand checks, waits, fan and hand value, and
+the ready value of §6 that is built on them.
 
 Each suit's nine counts are packed into one base-5 *key* (``sum(count[r] * 5**r)``). Lookup
 tables built once at import say, per key, whether the suit splits into groups (with at most
@@ -61,15 +62,6 @@ def suit_keys(counts: Sequence[int]) -> list[int]:
         sum(map(mul, counts[9:18], POW5)),
         sum(map(mul, counts[18:27], POW5)),
     ]
-
-
-def key_count(key: int) -> int:
-    """How many tiles a suit key holds."""
-    n = 0
-    while key:
-        n += key % 5
-        key //= 5
-    return n
 
 
 def is_standard(k0: int, k1: int, k2: int) -> bool:
