@@ -15,14 +15,16 @@ The hand:
 §9 tables: ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``, ``first_seats``,
     ``next_seats``.
 §10 what each seat may see: ``seat_view``, ``seen``, ``seen_events``, ``hand_over``.
-Tools: ``scenario`` (conformance scenarios), ``random_seed`` and ``connectedness`` (self-play).
+Tools: ``run_scenario`` and ``first_difference`` (conformance scenarios); ``random_seed`` and
+    ``connectedness`` (self-play).
 """
 
-from services.rules import scenario
 from services.rules.clock import PRESETS, check_time, clocks_started, tick
 from services.rules.fan import POW5, suit_keys, winning_tiles
 from services.rules.hand import apply, decide, handle, legal_actions, replay, start_hand
 from services.rules.placement import placements
+from services.rules.scenario import first_difference
+from services.rules.scenario import run as run_scenario
 from services.rules.selfplay import connectedness, random_seed
 from services.rules.shuffle import SEED_BYTES, Deal, commitment, shuffle
 from services.rules.state import HandState, ReplayError, pending_seats
@@ -55,6 +57,7 @@ __all__ = [
     "commitment",
     "connectedness",
     "decide",
+    "first_difference",
     "first_seats",
     "format_tiles",
     "hand_over",
@@ -67,7 +70,7 @@ __all__ = [
     "random_seed",
     "rated",
     "replay",
-    "scenario",
+    "run_scenario",
     "seat_view",
     "seen",
     "seen_events",
