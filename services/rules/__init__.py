@@ -14,7 +14,8 @@ The hand:
 §7 ``placements``. §8 clocks: ``PRESETS``, ``tick``, ``check_time``, ``clocks_started``.
 §9 tables: ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``, ``first_seats``,
     ``next_seats``.
-§10 what each seat may see: ``seat_view``, ``seen``, ``seen_events``, ``hand_over``.
+§10 what each seat may see: ``seat_view``, ``seen``, ``seen_events``, ``hand_over``,
+    ``open_view`` (an ended hand's replay).
 Tools: ``run_scenario`` and ``first_difference`` (conformance scenarios); ``random_seed`` and
     ``connectedness`` (self-play).
 """
@@ -37,7 +38,7 @@ from services.rules.table import (
     table_problem,
 )
 from services.rules.tiles import INDEX, NAMES, NUM_TYPES, SUITS, format_tiles
-from services.rules.visibility import hand_over, seat_view, seen, seen_events
+from services.rules.visibility import hand_over, open_view, seat_view, seen, seen_events
 
 __all__ = [
     "COMPUTER",
@@ -65,6 +66,7 @@ __all__ = [
     "is_computer",
     "legal_actions",
     "next_seats",
+    "open_view",
     "pending_seats",
     "placements",
     "random_seed",

@@ -139,7 +139,6 @@ def winning_tiles(keys: Sequence[int], declared: int, missing: int | None) -> li
 
 # --- fan -------------------------------------------------------------------------------
 
-SITUATIONAL = ("kong_replacement", "robbing_kong", "last_tile")
 FAN = {
     "all_pungs": 1,
     "pure_suit": 2,

@@ -148,9 +148,6 @@ class HandState:
     def wall_left(self) -> int:
         return self.back - self.front
 
-    def active(self, seat: int) -> bool:
-        return not self.won[seat]
-
     def winners(self) -> int:
         return sum(self.won)
 

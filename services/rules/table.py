@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from services.rules.clock import PRESETS
+from services.rules.tiles import SEATS
 
-SEATS = 4
 COMPUTER = "computer:"
 """Every computer player's id starts so: ``computer:<strength>:<n>``."""
 PACES = ("instant", "fast", "normal", "slow")

@@ -123,6 +123,14 @@ def seat_view(state: HandState, seat: int | None) -> SeatView:
     )
 
 
+def open_view(state: HandState) -> SeatView:
+    """A spectator's view with every concealed hand shown: for replaying a hand that has
+    ended, when everything is public."""
+    view = seat_view(state, None)
+    players = [msgspec.structs.replace(p, hand=_tiles(state.counts[p.seat])) for p in view.players]
+    return msgspec.structs.replace(view, players=players)
+
+
 def _clocks(state: HandState) -> list[ClockView]:
     clock = state.clock
     if clock is None:
