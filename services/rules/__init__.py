@@ -8,8 +8,8 @@ The hand:
     ``decide(state, command)`` → events or a ``Rejection`` (pure); ``handle`` the same, in
     place, for the hand's single writer; ``apply(state, event)``, ``replay(events)``;
     ``legal_actions(state, seat)``, ``pending_seats(state)``; ``HandState``, ``ReplayError``.
-§1 tiles and the shuffle: ``NAMES``, ``INDEX``, ``SUITS``, ``NUM_TYPES``, ``format_tiles``,
-    ``shuffle``, ``Deal``, ``commitment``, ``SEED_BYTES``.
+§1 tiles, seats and the shuffle: ``NAMES``, ``INDEX``, ``SUITS``, ``NUM_TYPES``,
+    ``format_tiles``, ``DIRECTION_STEP``, ``shuffle``, ``Deal``, ``commitment``, ``SEED_BYTES``.
 §4 fan, for bots and hints: ``POW5``, ``suit_keys``, ``winning_tiles``.
 §7 ``placements``. §8 clocks: ``PRESETS``, ``tick``, ``check_time``, ``clocks_started``.
 §9 tables: ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``, ``first_seats``,
@@ -37,11 +37,12 @@ from services.rules.table import (
     rated,
     table_problem,
 )
-from services.rules.tiles import INDEX, NAMES, NUM_TYPES, SUITS, format_tiles
+from services.rules.tiles import DIRECTION_STEP, INDEX, NAMES, NUM_TYPES, SUITS, format_tiles
 from services.rules.visibility import hand_over, open_view, seat_view, seen, seen_events
 
 __all__ = [
     "COMPUTER",
+    "DIRECTION_STEP",
     "INDEX",
     "NAMES",
     "NUM_TYPES",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.state import Clock, Fold, HandState, ReplayError, Running, pending_seats, reject
+from services.rules.state import Clock, Fold, HandState, ReplayError, Running, pending_seats
+from services.rules.state import reject as _reject
 
 CLOCK_PRESETS: dict[str, tuple[int, int]] = {
     "bullet": (2_000, 5_000),
@@ -125,12 +126,12 @@ def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.R
     is_timeout = isinstance(command, cmd.Timeout)
     if clock is None:
         if is_timeout:
-            return reject("untimed", "this hand has no clock", seat=command.seat)
+            return _reject("untimed", "this hand has no clock", seat=command.seat)
         return None
     run = clock.running.get(command.seat)
     if run is None:
         if is_timeout:
-            return reject(
+            return _reject(
                 "no_pending_decision",
                 f"seat {command.seat} has no decision pending",
                 seat=command.seat,
@@ -139,21 +140,21 @@ def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.R
     late_after = run.deadline_ms + clock.grace_ms
     if is_timeout:
         if command.decision_seq != run.decision_seq:
-            return reject(
+            return _reject(
                 "stale_decision",
                 f"decision {command.decision_seq} is not seat {command.seat}'s pending decision "
                 f"{run.decision_seq}",
                 decision_seq=-1 if command.decision_seq is None else command.decision_seq,
             )
         if now_ms < late_after:
-            return reject(
+            return _reject(
                 "not_due",
                 f"seat {command.seat} still has {late_after - now_ms} ms",
                 due_in_ms=late_after - now_ms,
             )
         return None
     if now_ms > late_after:
-        return reject(
+        return _reject(
             "time_up",
             f"seat {command.seat}'s time ran out {now_ms - late_after} ms ago",
             late_ms=now_ms - late_after,

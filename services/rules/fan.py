@@ -86,9 +86,11 @@ def is_complete(keys: Sequence[int], declared: int, missing: int | None) -> bool
     k0, k1, k2 = keys
     if missing is not None and keys[missing]:
         return False
-    if is_standard(k0, k1, k2):
-        return True
-    return declared == 0 and is_seven_pairs(k0, k1, k2)
+    # is_standard, else (with no declared group) is_seven_pairs: written out, as every
+    # claim, self-draw and wait check comes here.
+    return (k0 in STANDARD_KEYS and k1 in STANDARD_KEYS and k2 in STANDARD_KEYS) or (
+        declared == 0 and k0 in PAIR_KEYS and k1 in PAIR_KEYS and k2 in PAIR_KEYS
+    )
 
 
 def _as_bytes(key: int) -> bytes:

@@ -30,7 +30,8 @@ from services.rules import (
 )
 from services.rules.claims import claims_on
 from services.rules.shuffle import Deal, commitment
-from services.rules.state import Fold, HandState, Log, ReplayError, pending_seats, reject
+from services.rules.state import Fold, HandState, Log, ReplayError, pending_seats
+from services.rules.state import reject as _reject
 from services.rules.tiles import INDEX, NAMES
 
 PRESET = "Planet-Blood-Battle-v1"
@@ -143,7 +144,7 @@ def _timeout(log: Log, c: cmd.Timeout) -> list[ev.Event] | cmd.Rejection:
     """The server plays the seat's default (RULES.md §8) for its pending decision."""
     s = log.state
     if c.seat not in pending_seats(s):
-        return reject("no_pending_decision", f"seat {c.seat} has no decision pending", seat=c.seat)
+        return _reject("no_pending_decision", f"seat {c.seat} has no decision pending", seat=c.seat)
     default = msgspec.structs.replace(timeouts.default_command(s, c.seat), command_id=c.command_id)
     return _HANDLERS[type(default)](log, default, True) or log.events
 
@@ -164,21 +165,21 @@ def _common_checks(state: HandState, c: cmd.HandCommand) -> cmd.Rejection | None
     """What every command is checked for: a known command, a seat in a dealt hand not over,
     this hand and this decision, the hand not paused."""
     if type(c) not in _HANDLERS and not isinstance(c, cmd.Timeout):
-        return reject("unknown_command", f"unknown command {type(c).__name__}")
+        return _reject("unknown_command", f"unknown command {type(c).__name__}")
     seat = c.seat
     if not isinstance(seat, int) or not 0 <= seat <= 3:
-        return reject("bad_seat", f"seat must be 0-3, got {seat!r}", seat=str(seat))
+        return _reject("bad_seat", f"seat must be 0-3, got {seat!r}", seat=str(seat))
     phase = state.phase
     if phase == "ended":
-        return reject("hand_over", "the hand has ended")
+        return _reject("hand_over", "the hand has ended")
     if phase == "deal":
-        return reject("not_started", "the hand has not been dealt yet")
+        return _reject("not_started", "the hand has not been dealt yet")
     if state.won[seat]:
-        return reject("already_won", f"seat {seat} has won and left the hand", seat=seat)
+        return _reject("already_won", f"seat {seat} has won and left the hand", seat=seat)
     if c.hand_id and c.hand_id != state.hand_id:
-        return reject("stale_hand", f"hand {c.hand_id} is not the current hand", hand=c.hand_id)
+        return _reject("stale_hand", f"hand {c.hand_id} is not the current hand", hand=c.hand_id)
     if c.decision_seq is not None and c.decision_seq != state.decision_seq:
-        return reject(
+        return _reject(
             "stale_decision",
             f"decision {c.decision_seq} has passed; the pending decision is {state.decision_seq}",
             decision_seq=c.decision_seq,

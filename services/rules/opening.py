@@ -12,7 +12,8 @@ from schemas import commands as cmd
 from schemas import events as ev
 from services.rules.clock import full_reserve
 from services.rules.fan import POW5
-from services.rules.state import Clock, Fold, HandState, Log, reject
+from services.rules.state import Clock, Fold, HandState, Log
+from services.rules.state import reject as _reject
 from services.rules.tiles import DIRECTION_STEP, INDEX, NAMES, SUITS
 
 # --- deciding ------------------------------------------------------------------------------
@@ -22,19 +23,19 @@ def choose_exchange(log: Log, c: cmd.ChooseExchange, timeout: bool) -> cmd.Rejec
     """Exchange three: three tiles of one suit, passed once all four have chosen."""
     s = log.state
     if s.phase != "exchange":
-        return reject("not_exchange_phase", "the exchange is over")
+        return _reject("not_exchange_phase", "the exchange is over")
     if s.exchange[c.seat] is not None:
-        return reject("already_chosen", f"seat {c.seat} already chose its exchange", seat=c.seat)
+        return _reject("already_chosen", f"seat {c.seat} already chose its exchange", seat=c.seat)
     tiles = [INDEX.get(x) if isinstance(x, str) else None for x in c.tiles]
     if len(tiles) != 3 or None in tiles:
-        return reject("exchange_needs_three", "choose exactly three valid tiles")
+        return _reject("exchange_needs_three", "choose exactly three valid tiles")
     chosen = sorted(t for t in tiles if t is not None)
     if chosen[0] // 9 != chosen[2] // 9:  # sorted, so the first and last suit say it all
-        return reject("exchange_one_suit", "the three tiles must be of one suit")
+        return _reject("exchange_one_suit", "the three tiles must be of one suit")
     held = s.counts[c.seat]
     for t in set(chosen):
         if chosen.count(t) > held[t]:
-            return reject("tile_not_held", "you do not hold those tiles")
+            return _reject("tile_not_held", "you do not hold those tiles")
     name = NAMES.__getitem__
     log.emit(ev.ExchangeChosen, seat=c.seat, tiles=list(map(name, chosen)), timeout=timeout)
     if None not in s.exchange:
@@ -48,11 +49,11 @@ def declare_missing(log: Log, c: cmd.DeclareMissing, timeout: bool) -> cmd.Rejec
     """Declare the missing suit; the four are revealed together."""
     s = log.state
     if s.phase != "missing":
-        return reject("not_missing_phase", "missing suits are declared after the exchange")
+        return _reject("not_missing_phase", "missing suits are declared after the exchange")
     if s.missing[c.seat] is not None:
-        return reject("already_declared", f"seat {c.seat} already declared", seat=c.seat)
+        return _reject("already_declared", f"seat {c.seat} already declared", seat=c.seat)
     if c.suit not in ("m", "p", "s"):
-        return reject("bad_suit", f"not a suit: {c.suit!r}", suit=str(c.suit))
+        return _reject("bad_suit", f"not a suit: {c.suit!r}", suit=str(c.suit))
     log.emit(ev.MissingSuitDeclared, seat=c.seat, suit=c.suit, timeout=timeout)
     if None not in s.missing:
         log.emit(ev.MissingSuitsRevealed, suits=[SUITS[x] for x in s.missing if x is not None])

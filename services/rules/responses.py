@@ -15,7 +15,8 @@ from schemas import events as ev
 from services.rules import payments
 from services.rules.claims import may_call
 from services.rules.fan import best_reading
-from services.rules.state import HU, KONG, PUNG, Fold, HandState, Log, Meld, not_pending, reject
+from services.rules.state import HU, KONG, PUNG, Fold, HandState, Log, Meld, not_pending
+from services.rules.state import reject as _reject
 from services.rules.tiles import INDEX, NAMES, seats_after
 from services.rules.turn import after_wins, complete_added_kong, emit_win, next_turn, replacement
 
@@ -63,14 +64,14 @@ def respond(
     s = log.state
     seat = c.seat
     if s.phase != "play":
-        return reject("opening_not_done", "the exchange and missing suits come first")
+        return _reject("opening_not_done", "the exchange and missing suits come first")
     w = s.window
     if w is None or seat not in w.claims or seat in w.responses:
         if w is None and claim != "hu":
-            return reject("no_window", f"there is no discard to {claim}")
+            return _reject("no_window", f"there is no discard to {claim}")
         if w is None or seat in w.responses:
             return not_pending(s, seat)
-        return reject(
+        return _reject(
             "not_asked",
             f"seat {seat} has no legal claim on {NAMES[w.tile]}",
             seat=seat,
@@ -107,19 +108,21 @@ def respond(
 def _claim_refusal(s: HandState, seat: int, claim: str, t: int, kind: str) -> cmd.Rejection:
     name = NAMES[t]
     if kind == "rob" and claim != "hu":
-        return reject("rob_only_hu", "a robbing window allows only hu or pass")
+        return _reject("rob_only_hu", "a robbing window allows only hu or pass")
     if not may_call(s, seat, t):
-        return reject("holding_missing", "no call while you hold your missing suit", tile=name)
+        return _reject("holding_missing", "no call while you hold your missing suit", tile=name)
     if claim == "hu":
         if s.hu_blocked[seat]:
-            return reject("win_blocked", "you passed a win: no win on a discard until you draw")
-        return reject("not_complete", f"{name} does not complete your hand", tile=name)
+            return _reject("win_blocked", "you passed a win: no win on a discard until you draw")
+        return _reject("not_complete", f"{name} does not complete your hand", tile=name)
     if not s.wall_left:
-        return reject("last_discard", "the discard after the last wall tile may only be won on")
+        return _reject("last_discard", "the discard after the last wall tile may only be won on")
     if claim == "pung" and s.counts[seat][t] >= 2:
-        return reject("pung_blocked", f"you passed a pung of {name}: not until you draw", tile=name)
+        return _reject(
+            "pung_blocked", f"you passed a pung of {name}: not until you draw", tile=name
+        )
     need = 2 if claim == "pung" else 3
-    return reject(f"no_{claim}", f"a {claim} of {name} needs {need} in your hand", tile=name)
+    return _reject(f"no_{claim}", f"a {claim} of {name} needs {need} in your hand", tile=name)
 
 
 def _resolve(log: Log) -> None:

@@ -296,8 +296,14 @@ class Log:
 
 
 def reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
-    """A refusal: a stable ``code`` with its ``params``, and an English ``reason``."""
+    """A refusal: a stable ``code`` with its ``params``, and an English ``reason``.
+
+    Imported as ``_reject``: the i18n check (tests/service/test_gateway_i18n.py) finds the
+    codes the server sends by that name."""
     return cmd.Rejection(code=code, reason=reason, params=params)
+
+
+_reject = reject
 
 
 def not_pending(state: HandState, seat: int) -> cmd.Rejection:
@@ -305,12 +311,12 @@ def not_pending(state: HandState, seat: int) -> cmd.Rejection:
     waiting = pending_seats(state)
     if state.window is not None:
         if seat in state.window.responses:
-            return reject("already_responded", f"seat {seat} already responded", seat=seat)
-        return reject(
+            return _reject("already_responded", f"seat {seat} already responded", seat=seat)
+        return _reject(
             "awaiting_responses",
             f"waiting for seats {waiting} to respond to {NAMES[state.window.tile]}",
             seat=seat,
         )
-    return reject(
+    return _reject(
         "not_your_turn", f"it is seat {waiting[0] if waiting else '-'}'s decision", seat=seat
     )

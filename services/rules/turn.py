@@ -14,7 +14,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from services.rules import payments
 from services.rules.claims import can_rob, claims_on
-from services.rules.fan import Reading, best_reading, is_complete
+from services.rules.fan import POW5, Reading, best_reading, is_complete
 from services.rules.placement import end
 from services.rules.settlement import exhaust
 from services.rules.state import (
@@ -26,8 +26,8 @@ from services.rules.state import (
     Window,
     WinRecord,
     not_pending,
-    reject,
 )
+from services.rules.state import reject as _reject
 from services.rules.tiles import INDEX, NAMES, OTHERS, SUITS, seats_after
 
 # --- what a turn allows --------------------------------------------------------------------
@@ -76,7 +76,7 @@ def legal_turn(state: HandState, seat: int) -> list[cmd.HandCommand]:
 
 def _turn_check(s: HandState, seat: int) -> cmd.Rejection | None:
     if s.phase != "play":
-        return reject("opening_not_done", "the exchange and missing suits come first")
+        return _reject("opening_not_done", "the exchange and missing suits come first")
     if s.window is not None or s.turn != seat:
         return not_pending(s, seat)
     return None
@@ -89,7 +89,7 @@ def _turn_tile(s: HandState, seat: int, text: object) -> int | cmd.Rejection:
         return problem
     t = INDEX.get(text) if isinstance(text, str) else None
     if t is None:
-        return reject("bad_tile", f"not a tile: {text!r}", tile=str(text))
+        return _reject("bad_tile", f"not a tile: {text!r}", tile=str(text))
     return t
 
 
@@ -104,10 +104,10 @@ def discard(log: Log, c: cmd.Discard, timeout: bool) -> cmd.Rejection | None:
     if type(t) is not int:
         return t  # type: ignore[return-value]
     if not s.counts[seat][t]:
-        return reject("tile_not_held", f"you do not hold {NAMES[t]}", tile=NAMES[t])
+        return _reject("tile_not_held", f"you do not hold {NAMES[t]}", tile=NAMES[t])
     missing = s.missing[seat]
     if missing is not None and s.keys[seat][missing] and t // 9 != missing:
-        return reject(
+        return _reject(
             "must_discard_missing",
             f"discard your missing suit {SUITS[missing]} first",
             suit=SUITS[missing],
@@ -152,11 +152,11 @@ def kong(log: Log, c: cmd.Kong, timeout: bool) -> cmd.Rejection | None:
     if isinstance(t, cmd.Rejection):
         return t
     if s.turn_kind == "pung":
-        return reject("discard_only", "after a pung your turn is one discard")
+        return _reject("discard_only", "after a pung your turn is one discard")
     if s.holds_missing(c.seat):
-        return reject("holding_missing", "no kong while you hold your missing suit")
+        return _reject("holding_missing", "no kong while you hold your missing suit")
     if not s.wall_left:
-        return reject("wall_empty", "no kong without a replacement tile: the wall is empty")
+        return _reject("wall_empty", "no kong without a replacement tile: the wall is empty")
     held = s.counts[c.seat][t]
     if held == 4:
         fees = payments.concealed_kong(s, c.seat)
@@ -170,7 +170,7 @@ def kong(log: Log, c: cmd.Kong, timeout: bool) -> cmd.Rejection | None:
         else:
             complete_added_kong(log, c.seat, t)
         return None
-    return reject(
+    return _reject(
         "no_kong",
         f"a kong of {NAMES[t]} needs four in hand or your pung and one more",
         tile=NAMES[t],
@@ -184,11 +184,11 @@ def self_drawn_hu(log: Log, c: cmd.Hu, timeout: bool) -> cmd.Rejection | None:
     if problem:
         return problem
     if s.turn_kind not in ("first", "draw", "replacement"):
-        return reject("discard_only", "after a pung your turn is one discard")
+        return _reject("discard_only", "after a pung your turn is one discard")
     if s.holds_missing(c.seat):
-        return reject("holding_missing", "no win while you hold your missing suit")
+        return _reject("holding_missing", "no win while you hold your missing suit")
     if not can_self_draw(s, c.seat):
-        return reject("not_complete", "your hand is not complete")
+        return _reject("not_complete", "your hand is not complete")
     seat = c.seat
     situational = []
     if s.turn_kind == "replacement":
@@ -290,7 +290,8 @@ def _tile_drawn(s: HandState, e: ev.TileDrawn) -> None:
     else:
         s.front += 1
         s.turn_kind = "draw"
-    s.add_tile(seat, t)
+    s.counts[seat][t] += 1  # add_tile, written out: draws are a third of all events
+    s.keys[seat][t // 9] += POW5[t % 9]
     s.turn, s.drawn = seat, t
     s.hu_blocked[seat] = False  # "until their next draw" (§3, passing restrictions)
     s.pung_blocked[seat] = 0
