@@ -26,7 +26,11 @@ def may_call_each(state: HandState, seats: Sequence[int], t: int) -> list[bool]:
     """``may_call`` for each of ``seats``."""
     suit = t // 9
     missing_of, keys_of = state.missing, state.keys
-    return [(m := missing_of[x]) is None or (suit != m and not keys_of[x][m]) for x in seats]
+    out = []
+    for x in seats:
+        m = missing_of[x]
+        out.append(m is None or (suit != m and not keys_of[x][m]))
+    return out
 
 
 def completes(state: HandState, seat: int, t: int) -> bool:

@@ -30,7 +30,7 @@ from services.rules import (
 )
 from services.rules.claims import claims_on
 from services.rules.shuffle import Deal, commitment
-from services.rules.state import Fold, HandState, Log, ReplayError, pending_seats
+from services.rules.state import Decided, Fold, HandState, Log, ReplayError, pending_seats
 from services.rules.state import reject as _reject
 from services.rules.tiles import INDEX, NAMES
 
@@ -110,7 +110,6 @@ def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
     # is looked at closely.
     seat = command.seat
     phase = state.phase
-    log = Log(state, command.command_id)
     if (
         handler is None
         or type(seat) is not int
@@ -123,30 +122,31 @@ def handle(state: HandState, command: cmd.HandCommand) -> list[ev.Event] | cmd.R
         or state.paused
     ):
         if isinstance(command, cmd.Pause | cmd.Resume):
-            return practice.pause_or_resume(log, command) or log.events
+            return practice.pause_or_resume(state, command)
         problem = _common_checks(state, command)
         if problem is not None:
             return problem
         if isinstance(command, cmd.Timeout):
-            return _timeout(log, command)
+            return _timeout(state, command)
         handler = _HANDLERS[type(command)]
-    return handler(log, command, False) or log.events
+    result: Decided = handler(state, command, False)
+    return result
 
 
-def _hu(log: Log, c: cmd.Hu, timeout: bool) -> cmd.Rejection | None:
+def _hu(s: HandState, c: cmd.Hu, timeout: bool) -> Decided:
     """``hu`` answers an open window, or else is a self-drawn win."""
-    if log.state.phase == "play" and log.state.window is not None:
-        return responses.hu(log, c, timeout)
-    return turn.self_drawn_hu(log, c, timeout)
+    if s.phase == "play" and s.window is not None:
+        return responses.hu(s, c, timeout)
+    return turn.self_drawn_hu(s, c, timeout)
 
 
-def _timeout(log: Log, c: cmd.Timeout) -> list[ev.Event] | cmd.Rejection:
+def _timeout(s: HandState, c: cmd.Timeout) -> Decided:
     """The server plays the seat's default (RULES.md §8) for its pending decision."""
-    s = log.state
     if c.seat not in pending_seats(s):
         return _reject("no_pending_decision", f"seat {c.seat} has no decision pending", seat=c.seat)
     default = msgspec.structs.replace(timeouts.default_command(s, c.seat), command_id=c.command_id)
-    return _HANDLERS[type(default)](log, default, True) or log.events
+    result: Decided = _HANDLERS[type(default)](s, default, True)
+    return result
 
 
 _HANDLERS: dict[type[Any], Any] = {

@@ -1,7 +1,7 @@
 """Opening (RULES.md §2): the deal of §1.1 into the state, exchange three, the missing suit.
 
-The deciding functions take the ``Log`` their dispatcher (``services.rules.hand``) hands
-them and return a refusal or None; the folds say how each opening event changes the state.
+The deciding functions (dispatched by ``services.rules.hand``) return the events they emit
+through a ``Log``, or a refusal; the folds say how each opening event changes the state.
 """
 
 from __future__ import annotations
@@ -12,16 +12,15 @@ from schemas import commands as cmd
 from schemas import events as ev
 from services.rules.clock import full_reserve
 from services.rules.fan import POW5
-from services.rules.state import Clock, Fold, HandState, Log
+from services.rules.state import Clock, Decided, Fold, HandState, Log
 from services.rules.state import reject as _reject
 from services.rules.tiles import DIRECTION_STEP, INDEX, NAMES, SUITS
 
 # --- deciding ------------------------------------------------------------------------------
 
 
-def choose_exchange(log: Log, c: cmd.ChooseExchange, timeout: bool) -> cmd.Rejection | None:
+def choose_exchange(s: HandState, c: cmd.ChooseExchange, timeout: bool) -> Decided:
     """Exchange three: three tiles of one suit, passed once all four have chosen."""
-    s = log.state
     if s.phase != "exchange":
         return _reject("not_exchange_phase", "the exchange is over")
     if s.exchange[c.seat] is not None:
@@ -36,28 +35,29 @@ def choose_exchange(log: Log, c: cmd.ChooseExchange, timeout: bool) -> cmd.Rejec
     for t in set(chosen):
         if chosen.count(t) > held[t]:
             return _reject("tile_not_held", "you do not hold those tiles")
+    log = Log(s, c.command_id)
     name = NAMES.__getitem__
     log.emit(ev.ExchangeChosen, seat=c.seat, tiles=list(map(name, chosen)), timeout=timeout)
     if None not in s.exchange:
         passed = [list(map(name, x)) for x in s.exchange if x is not None]
         assert s.direction is not None
         log.emit(ev.ExchangeResolved, direction=s.direction, passed=passed)
-    return None
+    return log.events
 
 
-def declare_missing(log: Log, c: cmd.DeclareMissing, timeout: bool) -> cmd.Rejection | None:
+def declare_missing(s: HandState, c: cmd.DeclareMissing, timeout: bool) -> Decided:
     """Declare the missing suit; the four are revealed together."""
-    s = log.state
     if s.phase != "missing":
         return _reject("not_missing_phase", "missing suits are declared after the exchange")
     if s.missing[c.seat] is not None:
         return _reject("already_declared", f"seat {c.seat} already declared", seat=c.seat)
     if c.suit not in ("m", "p", "s"):
         return _reject("bad_suit", f"not a suit: {c.suit!r}", suit=str(c.suit))
+    log = Log(s, c.command_id)
     log.emit(ev.MissingSuitDeclared, seat=c.seat, suit=c.suit, timeout=timeout)
     if None not in s.missing:
         log.emit(ev.MissingSuitsRevealed, suits=[SUITS[x] for x in s.missing if x is not None])
-    return None
+    return log.events
 
 
 def legal_opening(state: HandState, seat: int) -> list[cmd.HandCommand]:

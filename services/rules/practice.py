@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.state import Fold, HandState, Log
+from services.rules.state import Decided, Fold, HandState, Log
 from services.rules.state import reject as _reject
 
 
@@ -33,9 +33,8 @@ def refused_while_paused(state: HandState) -> cmd.Rejection | None:
     return _reject("hand_paused", "the hand is paused until its player resumes it")
 
 
-def pause_or_resume(log: Log, c: cmd.Pause | cmd.Resume) -> cmd.Rejection | None:
+def pause_or_resume(state: HandState, c: cmd.Pause | cmd.Resume) -> Decided:
     """Decide (and fold) a ``pause`` or ``resume``: its one event, or why it is refused."""
-    state = log.state
     seat = c.seat
     if not isinstance(seat, int) or not 0 <= seat <= 3:
         return _reject("bad_seat", f"seat must be 0-3, got {seat!r}", seat=str(seat))
@@ -56,8 +55,9 @@ def pause_or_resume(log: Log, c: cmd.Pause | cmd.Resume) -> cmd.Rejection | None
         return _reject("already_paused", "the hand is already paused", seat=seat)
     if not pausing and not state.paused:
         return _reject("not_paused", "the hand is not paused", seat=seat)
+    log = Log(state, c.command_id)
     log.emit(ev.HandPaused if pausing else ev.HandResumed, seat=seat)
-    return None
+    return log.events
 
 
 def _hand_paused(s: HandState, e: ev.HandPaused) -> None:

@@ -2,8 +2,8 @@
 passing restrictions that an answer leaves behind.
 
 Who may claim what is ``services.rules.claims``'s; the window event carries those rights,
-so the folds here only read them. Deciding functions take the ``Log`` their dispatcher hands
-them and return a refusal or None.
+so the folds here only read them. Deciding functions return the events they emit through a
+``Log``, or a refusal.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from schemas import events as ev
 from services.rules import payments
 from services.rules.claims import may_call
 from services.rules.fan import best_reading
-from services.rules.state import HU, KONG, PUNG, Fold, HandState, Log, Meld, not_pending
+from services.rules.state import HU, KONG, PUNG, Decided, Fold, HandState, Log, Meld, not_pending
 from services.rules.state import reject as _reject
 from services.rules.tiles import INDEX, NAMES, seats_after
 from services.rules.turn import after_wins, complete_added_kong, emit_win, next_turn, replacement
@@ -41,27 +41,24 @@ def legal_responses(state: HandState, seat: int) -> list[cmd.HandCommand]:
 # --- deciding ------------------------------------------------------------------------------
 
 
-def hu(log: Log, c: cmd.HandCommand, timeout: bool) -> cmd.Rejection | None:
-    return respond(log, c, "hu", HU, timeout)
+def hu(s: HandState, c: cmd.HandCommand, timeout: bool) -> Decided:
+    return respond(s, c, "hu", HU, timeout)
 
 
-def pung(log: Log, c: cmd.HandCommand, timeout: bool) -> cmd.Rejection | None:
-    return respond(log, c, "pung", PUNG, timeout)
+def pung(s: HandState, c: cmd.HandCommand, timeout: bool) -> Decided:
+    return respond(s, c, "pung", PUNG, timeout)
 
 
-def claim_kong(log: Log, c: cmd.HandCommand, timeout: bool) -> cmd.Rejection | None:
-    return respond(log, c, "kong", KONG, timeout)
+def claim_kong(s: HandState, c: cmd.HandCommand, timeout: bool) -> Decided:
+    return respond(s, c, "kong", KONG, timeout)
 
 
-def pass_(log: Log, c: cmd.HandCommand, timeout: bool) -> cmd.Rejection | None:
-    return respond(log, c, "pass", 0, timeout)
+def pass_(s: HandState, c: cmd.HandCommand, timeout: bool) -> Decided:
+    return respond(s, c, "pass", 0, timeout)
 
 
-def respond(
-    log: Log, c: cmd.HandCommand, claim: Claim, bit: int, timeout: bool
-) -> cmd.Rejection | None:
+def respond(s: HandState, c: cmd.HandCommand, claim: Claim, bit: int, timeout: bool) -> Decided:
     """One answer in the open window; the last one asked resolves it."""
-    s = log.state
     seat = c.seat
     if s.phase != "play":
         return _reject("opening_not_done", "the exchange and missing suits come first")
@@ -79,6 +76,7 @@ def respond(
         )
     if claim != "pass" and not w.claims[seat] & bit:
         return _claim_refusal(s, seat, claim, w.tile, w.kind)
+    log = Log(s, c.command_id)
     # Built in place (see Log.push): one response per seat asked on most discards.
     if claim == "pass":
         response: ev.Event = ev.Passed(
@@ -102,7 +100,7 @@ def respond(
     log.push(response)
     if len(w.responses) == len(w.claims):  # not w.pending: every seat asked has answered
         _resolve(log)
-    return None
+    return log.events
 
 
 def _claim_refusal(s: HandState, seat: int, claim: str, t: int, kind: str) -> cmd.Rejection:

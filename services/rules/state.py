@@ -251,6 +251,9 @@ def pending_seats(state: HandState) -> list[int]:
     return [] if state.turn is None else [state.turn]
 
 
+Decided = list[ev.Event] | cmd.Rejection
+"""What deciding a command gives: the events it caused (already folded), or a refusal."""
+
 Fold = Callable[[HandState, Any], None]
 """How one event type changes the state: each section module keeps the folds of its events."""
 
@@ -258,8 +261,8 @@ Fold = Callable[[HandState, Any], None]
 class Log:
     """Emits events: each gets the next seq, is folded into the state, and is collected.
 
-    The deciding functions of every section write through a ``Log`` their dispatcher hands
-    them; ``folds`` is the whole fold table, which ``services.rules.hand`` fills in.
+    The deciding functions of every section emit through a ``Log``; ``folds`` is the whole
+    fold table, which ``services.rules.hand`` fills in (it imports every section).
     """
 
     __slots__ = ("command_id", "events", "state")

@@ -2,8 +2,8 @@
 follows on its own: the next draw, a kong's replacement, leaving after a win.
 
 The claims on a discard are ``services.rules.claims``'s; answering and resolving a window is
-``services.rules.responses``'s. Deciding functions take the ``Log`` their dispatcher hands
-them and return a refusal or None; the folds say how each of these events changes the state.
+``services.rules.responses``'s. Deciding functions return the events they emit through a
+``Log``, or a refusal; the folds say how each of these events changes the state.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from services.rules.placement import end
 from services.rules.settlement import exhaust
 from services.rules.state import (
     HU,
+    Decided,
     Fold,
     HandState,
     Log,
@@ -93,16 +94,20 @@ def _turn_tile(s: HandState, seat: int, text: object) -> int | cmd.Rejection:
     return t
 
 
-def discard(log: Log, c: cmd.Discard, timeout: bool) -> cmd.Rejection | None:
+def discard(s: HandState, c: cmd.Discard, timeout: bool) -> Decided:
     """Discard a tile; then a response window if anyone may claim it, else the next draw.
 
-    Discards and the draws after them are two thirds of all events: the events are built in
-    place and folded by ``log.push``, the window with the claims ``claims_on`` found."""
-    s = log.state
+    Discards and the draws after them are two thirds of all events, so this is the engine's
+    hottest path: its events are built in place and handed straight to their folds (what
+    ``Log.push`` does, without the log), the window with the claims ``claims_on`` found."""
     seat = c.seat
-    t = _turn_tile(s, seat, c.tile)
-    if type(t) is not int:
-        return t  # type: ignore[return-value]
+    problem = _turn_check(s, seat)
+    if problem:
+        return problem
+    text = c.tile
+    t = INDEX.get(text) if isinstance(text, str) else None
+    if t is None:
+        return _reject("bad_tile", f"not a tile: {text!r}", tile=str(text))
     if not s.counts[seat][t]:
         return _reject("tile_not_held", f"you do not hold {NAMES[t]}", tile=NAMES[t])
     missing = s.missing[seat]
@@ -112,42 +117,47 @@ def discard(log: Log, c: cmd.Discard, timeout: bool) -> cmd.Rejection | None:
             f"discard your missing suit {SUITS[missing]} first",
             suit=SUITS[missing],
         )
-    command_id = log.command_id
+    command_id = c.command_id
     name = NAMES[t]
-    log.push(
-        ev.TileDiscarded(
+    discarded = ev.TileDiscarded(
+        table_id=s.table_id,
+        hand_id=s.hand_id,
+        seq=s.seq + 1,
+        command_id=command_id,
+        seat=seat,
+        tile=name,
+        timeout=timeout,
+    )
+    _tile_discarded(s, discarded)
+    s.seq = discarded.seq
+    others = OTHERS[seat]
+    bits = claims_on(s, others, t)
+    if any(bits):
+        opened = ev.ResponseWindowOpened(
             table_id=s.table_id,
             hand_id=s.hand_id,
             seq=s.seq + 1,
             command_id=command_id,
-            seat=seat,
+            discarder=seat,
             tile=name,
-            timeout=timeout,
+            seats=[x for x, b in zip(others, bits, strict=True) if b],
+            claims=[b for b in bits if b],
         )
-    )
-    others = OTHERS[seat]
-    bits = claims_on(s, others, t)
-    if any(bits):
-        log.push(
-            ev.ResponseWindowOpened(
-                table_id=s.table_id,
-                hand_id=s.hand_id,
-                seq=s.seq + 1,
-                command_id=command_id,
-                discarder=seat,
-                tile=name,
-                seats=[x for x, b in zip(others, bits, strict=True) if b],
-                claims=[b for b in bits if b],
-            )
-        )
-    else:
-        next_turn(log, seat)
-    return None
+        _window_opened(s, opened)
+        s.seq = opened.seq
+        return [discarded, opened]
+    drawn = next_draw(s, seat, command_id)
+    if drawn is None:  # the wall is empty: settle, the general way
+        log = Log(s, command_id, [discarded])
+        exhaust(log)
+        return log.events
+    _tile_drawn(s, drawn)
+    s.seq = drawn.seq
+    return [discarded, drawn]
 
 
-def kong(log: Log, c: cmd.Kong, timeout: bool) -> cmd.Rejection | None:
+def kong(s: HandState, c: cmd.Kong, timeout: bool) -> Decided:
     """A concealed kong, or an added kong (which first opens a robbing window)."""
-    s = log.state
     t = _turn_tile(s, c.seat, c.tile)
     if isinstance(t, cmd.Rejection):
         return t
@@ -158,18 +168,19 @@ def kong(log: Log, c: cmd.Kong, timeout: bool) -> cmd.Rejection | None:
     if not s.wall_left:
         return _reject("wall_empty", "no kong without a replacement tile: the wall is empty")
     held = s.counts[c.seat][t]
+    log = Log(s, c.command_id)
     if held == 4:
         fees = payments.concealed_kong(s, c.seat)
         log.emit(ev.Konged, seat=c.seat, tile=NAMES[t], kind="concealed", payments=fees)
         replacement(log, c.seat)
-        return None
+        return log.events
     if held and any(m.kind == "pung" and m.tile == t for m in s.melds[c.seat]):
         robbers = [x for x in seats_after(c.seat) if can_rob(s, x, t)]
         if robbers:
             log.emit(ev.RobbingWindowOpened, declarer=c.seat, tile=NAMES[t], seats=robbers)
         else:
             complete_added_kong(log, c.seat, t)
-        return None
+        return log.events
     return _reject(
         "no_kong",
         f"a kong of {NAMES[t]} needs four in hand or your pung and one more",
@@ -177,9 +188,8 @@ def kong(log: Log, c: cmd.Kong, timeout: bool) -> cmd.Rejection | None:
     )
 
 
-def self_drawn_hu(log: Log, c: cmd.Hu, timeout: bool) -> cmd.Rejection | None:
+def self_drawn_hu(s: HandState, c: cmd.Hu, timeout: bool) -> Decided:
     """A self-drawn win on the seat's own turn."""
-    s = log.state
     problem = _turn_check(s, c.seat)
     if problem:
         return problem
@@ -197,9 +207,10 @@ def self_drawn_hu(log: Log, c: cmd.Hu, timeout: bool) -> cmd.Rejection | None:
         situational.append("last_tile")
     reading = best_reading(s.counts[seat], s.meld_shapes(seat), situational)
     fees = payments.self_drawn_win(s, seat, reading.value)
+    log = Log(s, c.command_id)
     emit_win(log, seat, s.drawn, None, reading, fees, timeout, hand_counts=s.counts[seat])
     after_wins(log, seat)
-    return None
+    return log.events
 
 
 # --- what follows on its own ---------------------------------------------------------------
@@ -260,21 +271,26 @@ def replacement(log: Log, seat: int) -> None:
 
 def next_turn(log: Log, after: int) -> None:
     """The next active seat after ``after`` draws from the front, or the wall is exhausted."""
-    s = log.state
+    drawn = next_draw(log.state, after, log.command_id)
+    if drawn is None:
+        exhaust(log)
+    else:
+        log.push(drawn)
+
+
+def next_draw(s: HandState, after: int, command_id: str) -> ev.TileDrawn | None:
+    """The draw of the next active seat after ``after``; None when the wall is empty."""
     front, back = s.front, s.back
     if front == back:
-        exhaust(log)
-        return
-    log.push(
-        ev.TileDrawn(
-            table_id=s.table_id,
-            hand_id=s.hand_id,
-            seq=s.seq + 1,
-            command_id=log.command_id,
-            seat=s.next_active(after),
-            tile=NAMES[s.wall[front]],
-            wall_left=back - front - 1,
-        )
+        return None
+    return ev.TileDrawn(
+        table_id=s.table_id,
+        hand_id=s.hand_id,
+        seq=s.seq + 1,
+        command_id=command_id,
+        seat=s.next_active(after),
+        tile=NAMES[s.wall[front]],
+        wall_left=back - front - 1,
     )
 
 
@@ -301,8 +317,13 @@ def _tile_drawn(s: HandState, e: ev.TileDrawn) -> None:
 
 def _tile_discarded(s: HandState, e: ev.TileDiscarded) -> None:
     t = INDEX[e.tile]
-    s.remove_tile(e.seat, t)
-    s.discards[e.seat].append(t)
+    seat = e.seat
+    counts = s.counts[seat]
+    if not counts[t]:
+        s.remove_tile(seat, t)  # raises: the seat does not hold the tile
+    counts[t] -= 1  # remove_tile, written out: discards are a third of all events
+    s.keys[seat][t // 9] -= POW5[t % 9]
+    s.discards[seat].append(t)
     s.discard_after_draw = s.turn_kind in ("draw", "replacement")
     s.turn = s.turn_kind = s.drawn = None
     s.decision_seq = e.seq
