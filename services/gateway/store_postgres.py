@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 
 from services.gateway.account_store import Account, NameTaken
-from services.runtime.postgres import Migration, Pool
+from services.runtime.postgres import Migration, PostgresStore
 
 MIGRATIONS: tuple[Migration, ...] = (
     (
@@ -56,34 +56,18 @@ def _account(row: Any) -> Account:
     return Account(id=row["id"], name=row["name"], guest=row["guest"], created_ms=row["created_ms"])
 
 
-class PostgresAccountStore:
+class PostgresAccountStore(PostgresStore):
     """``AccountStore`` on PostgreSQL."""
 
     def __init__(self, dsn: str, schema: str = "gateway", pool_size: int = 4) -> None:
-        self.database = Pool(
+        super().__init__(
             dsn,
             schema,
             MIGRATIONS,
-            lock=f"mahjong-gateway:{schema}",
+            migration_lock=f"mahjong-gateway:{schema}",
             what="the account store",
-            size=pool_size,
+            pool_size=pool_size,
         )
-        self.dsn, self.schema, self.s = dsn, schema, self.database.s
-
-    async def start(self) -> None:
-        await self.database.open()
-
-    async def close(self) -> None:
-        await self.database.close()
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        return self.database.pool
-
-    async def migrate(self) -> list[int]:
-        """Apply the migrations this database lacks (under a lock: concurrent starts are
-        safe); returns the versions applied now."""
-        return await self.database.migrate()
 
     async def create_account(self, account: Account, password_hash: str | None) -> None:
         try:

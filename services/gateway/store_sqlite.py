@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from services.gateway.account_store import Account, NameTaken
-from services.runtime.sqlite import Database, Migration
+from services.runtime.sqlite import Migration, SqliteStore
 
 FILE = "gateway.sqlite3"
 
@@ -60,22 +60,11 @@ def _account(row: tuple[Any, ...]) -> Account:
     return Account(id=account_id, name=name, guest=bool(guest), created_ms=created)
 
 
-class SqliteAccountStore:
+class SqliteAccountStore(SqliteStore):
     """``AccountStore`` on SQLite."""
 
     def __init__(self, directory: str | Path) -> None:
-        self.path = Path(directory) / FILE
-        self.database = Database(self.path, MIGRATIONS, what="the account store")
-
-    async def start(self) -> None:
-        await self.database.open()
-
-    async def close(self) -> None:
-        await self.database.close()
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        return self.database.db
+        super().__init__(Path(directory) / FILE, MIGRATIONS, what="the account store")
 
     async def create_account(self, account: Account, password_hash: str | None) -> None:
         try:

@@ -18,7 +18,7 @@ from typing import Any
 from services.history.fold import FACT_COLUMNS, ROW_COLUMNS, HandRow, TableFacts
 from services.history.migrations import SQLITE
 from services.history.port import Applied, Position, PositionKey, Snapshot, Step, rows_for
-from services.runtime.sqlite import Database, write
+from services.runtime.sqlite import Database, SqliteStore, write
 
 FILE = "history.sqlite3"
 COLUMNS = ", ".join(f'"{c}"' for c in ROW_COLUMNS)
@@ -44,22 +44,11 @@ def _facts(values: tuple[Any, ...]) -> TableFacts:
     return TableFacts(table_id, bool(public), bool(quick_play), bool(computers), opened_ms)
 
 
-class EmbeddedHistoryStore:
+class EmbeddedHistoryStore(SqliteStore):
     """``HistoryStore`` on SQLite in ``directory`` (the embedded log's folder)."""
 
     def __init__(self, directory: str | Path) -> None:
-        self.path = Path(directory) / FILE
-        self.database = Database(self.path, SQLITE, what="the history store")
-
-    async def start(self) -> None:
-        await self.database.open()
-
-    async def close(self) -> None:
-        await self.database.close()
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        return self.database.db
+        super().__init__(Path(directory) / FILE, SQLITE, what="the history store")
 
     async def positions(self) -> dict[PositionKey, Position]:
         rows = await self.database.fetchall(

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import asyncpg
-
 from services.history.fold import FACT_COLUMNS, ROW_COLUMNS, HandRow, TableFacts
 from services.history.migrations import POSTGRES
 from services.history.port import Applied, Position, PositionKey, Snapshot, Step, rows_for
-from services.runtime.postgres import Pool
+from services.runtime.postgres import PostgresStore
 
 COLUMNS = ", ".join(f'"{c}"' for c in ROW_COLUMNS)
 
@@ -28,34 +26,21 @@ def _row(r: Any) -> HandRow:
     return HandRow(**values)
 
 
-class PostgresHistoryStore:
+class PostgresHistoryStore(PostgresStore):
     """``HistoryStore`` on PostgreSQL; its tables live in ``schema`` (default ``history``)."""
 
     def __init__(self, dsn: str, schema: str = "history", pool_size: int = 4) -> None:
-        self.database = Pool(
+        super().__init__(
             dsn,
             schema,
             POSTGRES,
-            lock=f"mahjong-history-migrate:{schema}",
+            migration_lock=f"mahjong-history-migrate:{schema}",
             what="the history store",
-            size=pool_size,
+            pool_size=pool_size,
             longest_schema=41,
             command_timeout=60,
         )
-        self.dsn = dsn
-        self.schema = schema
-        self.s = self.database.s
         self.lock = f"mahjong-history:{schema}"
-
-    async def start(self) -> None:
-        await self.database.open()
-
-    async def close(self) -> None:
-        await self.database.close()
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        return self.database.pool
 
     async def positions(self) -> dict[PositionKey, Position]:
         rows = await self.pool.fetch(

@@ -29,7 +29,7 @@ from services.rating.port import (
     TableSpec,
     show_value,
 )
-from services.runtime.sqlite import Database, migrate, write
+from services.runtime.sqlite import Database, SqliteStore, migrate, write
 
 FILE = "ratings.sqlite3"
 FRESH_FILE = "ratings-recompute.sqlite3"
@@ -42,23 +42,14 @@ def _rating(row: tuple[Any, ...]) -> PlayerRating:
     return PlayerRating(variant, player, rating, hands, bool(provisional), last_seq)
 
 
-class EmbeddedRatingStore:
+class EmbeddedRatingStore(SqliteStore):
     """``RatingStore`` on SQLite in ``directory`` (the embedded log's folder)."""
 
     def __init__(self, directory: str | Path) -> None:
-        self.path = Path(directory) / FILE
+        super().__init__(
+            Path(directory) / FILE, SQLITE, what="the rating store", cache_kib=CACHE_KIB
+        )
         self.fresh_path = Path(directory) / FRESH_FILE
-        self.database = Database(self.path, SQLITE, what="the rating store", cache_kib=CACHE_KIB)
-
-    async def start(self) -> None:
-        await self.database.open()
-
-    async def close(self) -> None:
-        await self.database.close()
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        return self.database.db
 
     # --- the write side ---------------------------------------------------------------------
 

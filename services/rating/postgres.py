@@ -30,7 +30,7 @@ from services.rating.port import (
     TableSpec,
     show_value,
 )
-from services.runtime.postgres import Pool, quote
+from services.runtime.postgres import PostgresStore, quote
 
 SCHEMA_LONGEST = 41
 """With ``_recompute`` added, the fresh schema's name still fits PostgreSQL's 63."""
@@ -42,40 +42,20 @@ def _quote(schema: str) -> str:
     return quote(schema, SCHEMA_LONGEST)
 
 
-class PostgresRatingStore:
+class PostgresRatingStore(PostgresStore):
     """``RatingStore`` on PostgreSQL; its tables live in ``schema`` (default ``rating``)."""
 
     def __init__(self, dsn: str, schema: str = "rating", pool_size: int = 4) -> None:
-        self.database = Pool(
+        super().__init__(
             dsn,
             schema,
             POSTGRES,
-            lock=f"mahjong-rating:{schema}",
+            migration_lock=f"mahjong-rating:{schema}",
             what="the rating store",
-            size=pool_size,
+            pool_size=pool_size,
             longest_schema=SCHEMA_LONGEST,
         )
-        self.dsn = dsn
-        self.schema = schema
-        self.s = self.database.s
         self.fresh_schema = f"{schema}_recompute"
-
-    # --- lifecycle and migrations -----------------------------------------------------------
-
-    async def start(self) -> None:
-        await self.database.open()
-
-    async def close(self) -> None:
-        await self.database.close()
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        return self.database.pool
-
-    async def migrate(self) -> list[int]:
-        """Apply the migrations this database lacks (under a lock: concurrent starts are
-        safe); returns the versions applied now."""
-        return await self.database.migrate()
 
     # --- the write side ---------------------------------------------------------------------
 

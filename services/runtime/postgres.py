@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 import asyncpg
 
-Migration = tuple[int, str, str]
-"""(version, name, SQL); ``{schema}`` in the SQL is the store's schema, quoted."""
+from services.runtime.sqlite import Migration as Migration
+
+# Migration: (version, name, SQL); ``{schema}`` in the SQL is the store's schema, quoted.
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -61,9 +62,10 @@ async def migrate(
     return done
 
 
-class Pool:
-    """A store's pool and schema: ``open`` connects and migrates (under the advisory lock
-    ``lock``), ``close`` may be called any time, ``pool`` is there in between."""
+class PostgresStore:
+    """What every PostgreSQL store has: a pool and a schema. ``start`` connects and migrates
+    (under the advisory lock ``migration_lock``), ``close`` may be called any time, ``pool``
+    is there in between; ``s`` is the schema quoted, for the store's SQL."""
 
     def __init__(
         self,
@@ -71,9 +73,9 @@ class Pool:
         schema: str,
         migrations: Sequence[Migration],
         *,
-        lock: str,
+        migration_lock: str,
         what: str,
-        size: int = 4,
+        pool_size: int = 4,
         longest_schema: int = 63,
         command_timeout: float | None = None,
     ) -> None:
@@ -81,27 +83,28 @@ class Pool:
         self.schema = schema
         self.s = quote(schema, longest_schema)
         self.migrations = migrations
-        self.lock = lock
+        self.migration_lock = migration_lock
         self.what = what
-        self.size = size
+        self.pool_size = pool_size
         self.command_timeout = command_timeout
         self._pool: asyncpg.Pool | None = None
 
-    async def open(self) -> list[int]:
-        """Connect and apply the missing migrations; the versions applied now."""
+    async def start(self) -> None:
+        """Connect and apply the missing migrations."""
         pool = await asyncpg.create_pool(
-            self.dsn, min_size=1, max_size=self.size, command_timeout=self.command_timeout
+            self.dsn, min_size=1, max_size=self.pool_size, command_timeout=self.command_timeout
         )
         try:
-            done = await migrate(pool, self.s, self.lock, self.migrations)
+            await migrate(pool, self.s, self.migration_lock, self.migrations)
         except BaseException:
             await pool.close()
             raise
         self._pool = pool
-        return done
 
     async def migrate(self) -> list[int]:
-        return await migrate(self.pool, self.s, self.lock, self.migrations)
+        """Apply the migrations this database lacks (under a lock: concurrent starts are
+        safe); returns the versions applied now."""
+        return await migrate(self.pool, self.s, self.migration_lock, self.migrations)
 
     async def close(self) -> None:
         if self._pool is not None:

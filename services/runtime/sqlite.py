@@ -30,7 +30,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 Migration = tuple[int, str, str]
-"""(version, name, SQL of one or more statements separated by ``;``)."""
+"""(version, name, SQL of one or more statements separated by ``;``), for SQLite and
+PostgreSQL alike (``services.runtime.postgres``: ``{schema}`` in its SQL is the schema)."""
 
 JOURNAL_MODE = "WAL"
 """Readers in other connections (the gateway, ``ratings show``) never block the writer."""
@@ -197,3 +198,30 @@ class Database:
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """One statement in autocommit mode; the rows it changed."""
         return await self.run(lambda db: db.execute(sql, params).rowcount)
+
+
+class SqliteStore:
+    """What every SQLite store has: its ``Database``, opened by ``start`` and closed by
+    ``close``, and ``db``, the connection itself (for tools and tests)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        migrations: Sequence[Migration],
+        *,
+        what: str,
+        cache_kib: int | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.database = Database(self.path, migrations, what=what, cache_kib=cache_kib)
+
+    async def start(self) -> None:
+        """Connect and apply the missing migrations."""
+        await self.database.open()
+
+    async def close(self) -> None:
+        await self.database.close()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.database.db
