@@ -14,8 +14,10 @@ On assignment the state is rebuilt from the tails of the active hands, like the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import msgspec
@@ -33,6 +35,7 @@ from services.rules.state import HandState, ReplayError, apply
 from services.rules.view import seat_view
 from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
 from services.runtime.ops import RoundTrips
+from services.runtime.service import GroupMember, Health, known
 from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
 from services.table.tail import active_tail
 
@@ -61,7 +64,7 @@ class TablePlay:
     pauses: int = 0  # hand_paused events seen: a command planned before one is not sent
 
 
-class BotService:
+class BotService(GroupMember):
     """Computer players for every table with computer seats in its partitions."""
 
     def __init__(
@@ -72,37 +75,38 @@ class BotService:
         pace: str | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        self.log = event_log
-        self.group = group
+        super().__init__(event_log, group, TABLE_EVENTS)
         self.pace_override = None if pace is None else PACES[pace]
         self.rng = rng or random.Random()
         self.tables: dict[str, TablePlay] = {}
         self.positions: dict[int, int] = {}
-        self.processor: Processor | None = None
-        self.ready = asyncio.Event()
         self.decisions = 0
         self._timers: set[asyncio.Task[None]] = set()
         self.round_trips = RoundTrips("bots")
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Play until ``stop`` is set."""
-        processor = self.log.processor(self.group, TABLE_EVENTS, self._assigned, self._revoked)
-        self.processor = processor
-        await processor.start()
-        self.ready.set()
+    def probe(self) -> Health:
+        return self.health(
+            active=len(self.tables),
+            positions=known(self.positions),
+            counters={"decisions": self.decisions},
+        )
+
+    async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
+        """Follow the hands, then decide for the computer seats of the tables touched."""
+        touched: set[str] = set()
+        for partition, records in batch.items():
+            touched |= self._follow(partition, records)
+        await self._play(touched)
+
+    @contextlib.asynccontextmanager
+    async def beside(self, stop: asyncio.Event) -> AsyncIterator[None]:
+        """Commands sent after their pace, while the hands are followed."""
         try:
-            while not stop.is_set():
-                batch = await processor.poll(1000, timeout_s=0.05)
-                touched: set[str] = set()
-                for partition, records in batch.items():
-                    touched |= self._follow(partition, records)
-                await self._play(touched)
+            yield
         finally:
             for timer in self._timers:
                 timer.cancel()
             await asyncio.gather(*self._timers, return_exceptions=True)
-            await processor.stop()
-            self.ready.clear()
 
     # --- following the hands -------------------------------------------------------------------
 

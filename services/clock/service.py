@@ -13,11 +13,12 @@ sent twice is applied once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import msgspec
@@ -27,6 +28,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from schemas.table import CommandEnvelope, decode_command, decode_event, encode
 from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
+from services.runtime.service import GroupMember, Health, known
 from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
 from services.table.tail import active_tail
 
@@ -74,7 +76,7 @@ class TableClocks:
     seats: dict[int, Deadline] = field(default_factory=dict)
 
 
-class ClockService:
+class ClockService(GroupMember):
     """Sends the timeouts of every table whose ``table.events`` partition it is assigned."""
 
     def __init__(
@@ -87,8 +89,7 @@ class ClockService:
         retry_ms: int = RETRY_MS,
         max_wait_s: float = 1.0,
     ) -> None:
-        self.log = event_log
-        self.group = group
+        super().__init__(event_log, group, TABLE_EVENTS)
         self.table_group = table_group
         self.now_ms = now_ms
         self.retry_ms = retry_ms
@@ -98,35 +99,37 @@ class ClockService:
         self._heap: list[tuple[int, int, Deadline]] = []
         self._counter = 0
         self._wake = asyncio.Event()
-        self.processor: Processor | None = None
-        self.ready = asyncio.Event()
         self.fired = 0
         # Send time past the due time, per timeout sent: the latest ones only, so a
         # long-running service does not grow it forever (the histogram keeps the rest).
         self.delays_ms: deque[int] = deque(maxlen=100_000)
 
+    def probe(self) -> Health:
+        return self.health(
+            active=len(self.tables),
+            positions=known(self.positions),
+            counters={"fired": self.fired, "running": self.running()},
+        )
+
     # --- the loops ---------------------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Follow the log and fire timeouts until ``stop`` is set."""
-        processor = self.log.processor(self.group, TABLE_EVENTS, self._assigned, self._revoked)
-        self.processor = processor
-        await processor.start()
-        self.ready.set()
+    async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
+        """Follow the log: the clocks started and stopped."""
+        for partition, records in batch.items():
+            self._follow(partition, records)
+
+    @contextlib.asynccontextmanager
+    async def beside(self, stop: asyncio.Event) -> AsyncIterator[None]:
+        """The timer that fires the timeouts, while the log is followed."""
         timer = asyncio.create_task(self._fire_loop(stop))
         try:
-            while not stop.is_set():
-                batch = await processor.poll(1000, timeout_s=0.05)
-                for partition, records in batch.items():
-                    self._follow(partition, records)
+            yield
         finally:
             # Let the timer finish a send in flight (it sees ``stop`` when it wakes), then end it.
             self._wake.set()
             await asyncio.wait({timer}, timeout=5)
             timer.cancel()
             await asyncio.gather(timer, return_exceptions=True)
-            await processor.stop()
-            self.ready.clear()
 
     def _follow(self, partition: int, records: list[Record]) -> None:
         start = self.positions.get(partition)

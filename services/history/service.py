@@ -29,7 +29,9 @@ import prometheus_client as prom
 
 from services.history.fold import HandRow, HandsFold, TableFacts, table_facts
 from services.history.store import HistoryStore, Position, PositionKey, Step, rows_for
+from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, read_through
+from services.runtime.service import Health, Lag, idle, known, pause
 from services.runtime.topics import LOBBY_EVENTS, TABLE_EVENTS
 
 log = logging.getLogger("mahjong.history")
@@ -76,6 +78,13 @@ class HistoryService:
         self.steps = 0
         self.failures = 0
 
+    def probe(self) -> Health:
+        return Health(
+            started=self.ready.is_set(),
+            lag=Lag(self.log, TABLE_EVENTS, known(self.positions)),
+            counters={"hands": self.hands, "steps": self.steps, "failures": self.failures},
+        )
+
     @property
     def positions(self) -> dict[int, int]:
         """The stored next offset of every ``table.events`` partition (for the lag gauge)."""
@@ -85,7 +94,7 @@ class HistoryService:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set."""
-        delay = self.retry_s
+        backoff = Backoff(self.retry_s, self.max_retry_s)
         try:
             while not stop.is_set():
                 try:
@@ -100,7 +109,7 @@ class HistoryService:
                             self.lobby_position,
                         )
                     self.ready.set()
-                    delay = self.retry_s
+                    backoff.reset()
                     while not stop.is_set():
                         if not await self.step():
                             await self._idle(stop)
@@ -110,6 +119,7 @@ class HistoryService:
                     self.ready.clear()
                     self.failures += 1
                     FAILURES.inc()
+                    delay = backoff.pause_s()
                     log.warning(
                         "history step failed (%s: %s); retrying in %.0f s",
                         type(exc).__name__,
@@ -117,8 +127,7 @@ class HistoryService:
                         delay,
                     )
                     await self._restart_store()
-                    await _pause(stop, delay)
-                    delay = min(delay * 2, self.max_retry_s)
+                    await pause(stop, delay)
         finally:
             self.ready.clear()
             if self.started:
@@ -216,25 +225,11 @@ class HistoryService:
 
     async def _idle(self, stop: asyncio.Event) -> None:
         began = time.monotonic()
-        waiter = asyncio.ensure_future(self.log.wait_for_change(TABLE_EVENTS, self.idle_s))
-        stopper = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            stopper.cancel()
+        await idle(self.log, TABLE_EVENTS, self.idle_s, stop)
         # Kafka's wait_for_change is a short sleep: poll its eight partitions less often.
         left = self.idle_s - (time.monotonic() - began)
         if left > 0 and not stop.is_set() and self.log.__class__.__name__ == "KafkaLog":
-            await _pause(stop, left)
-
-
-async def _pause(stop: asyncio.Event, seconds: float) -> None:
-    stopper = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({stopper}, timeout=seconds)
-    finally:
-        stopper.cancel()
+            await pause(stop, left)
 
 
 # --- rebuild ------------------------------------------------------------------------------
