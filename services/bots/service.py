@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -33,11 +33,10 @@ from services.bots.pace import PACES, Pace
 from services.rules.hand import pending_seats
 from services.rules.state import HandState, ReplayError, apply
 from services.rules.view import seat_view
-from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
+from services.runtime.log import EventLog, Outgoing, Processor, Record
 from services.runtime.ops import RoundTrips
-from services.runtime.service import GroupMember, Health, known
-from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
-from services.table.tail import active_tail
+from services.runtime.topics import TABLE_COMMANDS
+from services.table.tail import HandFollower
 
 log = logging.getLogger("mahjong.bots")
 
@@ -64,7 +63,7 @@ class TablePlay:
     pauses: int = 0  # hand_paused events seen: a command planned before one is not sent
 
 
-class BotService(GroupMember):
+class BotService(HandFollower[TablePlay]):
     """Computer players for every table with computer seats in its partitions."""
 
     def __init__(
@@ -75,21 +74,15 @@ class BotService(GroupMember):
         pace: str | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        super().__init__(event_log, group, TABLE_EVENTS)
+        super().__init__(event_log, group)
         self.pace_override = None if pace is None else PACES[pace]
         self.rng = rng or random.Random()
-        self.tables: dict[str, TablePlay] = {}
-        self.positions: dict[int, int] = {}
         self.decisions = 0
         self._timers: set[asyncio.Task[None]] = set()
         self.round_trips = RoundTrips("bots")
 
-    def probe(self) -> Health:
-        return self.health(
-            active=len(self.tables),
-            positions=known(self.positions),
-            counters={"decisions": self.decisions},
-        )
+    def counters(self) -> Mapping[str, int]:
+        return {"decisions": self.decisions}
 
     async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
         """Follow the hands, then decide for the computer seats of the tables touched."""
@@ -109,17 +102,6 @@ class BotService(GroupMember):
             await asyncio.gather(*self._timers, return_exceptions=True)
 
     # --- following the hands -------------------------------------------------------------------
-
-    def _follow(self, partition: int, records: list[Record]) -> set[str]:
-        start = self.positions.get(partition)
-        if start is None:
-            return set()
-        touched = set()
-        for record in records:
-            if record.offset >= start and self._fold(partition, record):
-                touched.add(record.key)
-        self.positions[partition] = max(start, records[-1].offset + 1)
-        return touched
 
     def _fold(self, partition: int, record: Record) -> bool:
         """Fold one event; whether it belongs to a table with computer seats."""
@@ -218,21 +200,9 @@ class BotService(GroupMember):
     async def _assigned(self, partitions: set[int]) -> None:
         assert self.processor is not None
         for p in sorted(partitions):
-            await self._revoked({p})
-            start, end = await active_tail(self.log, p)
-            self.positions[p] = start
-            async for record in read_through(self.log, TABLE_EVENTS, p, start, end):
-                self._fold(p, record)
-            self.positions[p] = end
-            self.processor.seek(p, end)
+            self.processor.seek(p, await self._fold_tail(p))
             # Decisions pending when the service stopped are answered now.
             await self._play({t for t, play in self.tables.items() if play.partition == p})
-
-    async def _revoked(self, partitions: set[int]) -> None:
-        for p in partitions:
-            self.positions.pop(p, None)
-        for table_id in [t for t, x in self.tables.items() if x.partition in partitions]:
-            del self.tables[table_id]
 
 
 def _addressed(command: cmd.HandCommand, state: HandState) -> cmd.HandCommand:

@@ -31,7 +31,7 @@ from services.history.fold import HandRow, HandsFold, TableFacts, table_facts
 from services.history.store import HistoryStore, Position, PositionKey, Step, rows_for
 from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, read_through
-from services.runtime.service import Health, Lag, idle, known, pause
+from services.runtime.service import Health, Lag, idle, known, pause, run_stored
 from services.runtime.topics import LOBBY_EVENTS, TABLE_EVENTS
 
 log = logging.getLogger("mahjong.history")
@@ -94,40 +94,45 @@ class HistoryService:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set."""
-        backoff = Backoff(self.retry_s, self.max_retry_s)
+
+        async def connect() -> None:
+            if not self.started:
+                await self.store.start()
+                self.started = True
+            await self.resync()
+            if not self.ready.is_set():
+                log.info(
+                    "history projection ready: positions %s, lobby.events at %d",
+                    self.positions,
+                    self.lobby_position,
+                )
+
+        async def lost(exc: BaseException, delay: float) -> None:
+            self.failures += 1
+            FAILURES.inc()
+            log.warning(
+                "history step failed (%s: %s); retrying in %.0f s",
+                type(exc).__name__,
+                exc,
+                delay,
+            )
+            await self._restart_store()
+
+        async def wait() -> None:
+            await self._idle(stop)
+
         try:
-            while not stop.is_set():
-                try:
-                    if not self.started:
-                        await self.store.start()
-                        self.started = True
-                    await self.resync()
-                    if not self.ready.is_set():
-                        log.info(
-                            "history projection ready: positions %s, lobby.events at %d",
-                            self.positions,
-                            self.lobby_position,
-                        )
-                    self.ready.set()
-                    backoff.reset()
-                    while not stop.is_set():
-                        if not await self.step():
-                            await self._idle(stop)
-                except PositionAhead:
-                    raise
-                except Exception as exc:
-                    self.ready.clear()
-                    self.failures += 1
-                    FAILURES.inc()
-                    delay = backoff.pause_s()
-                    log.warning(
-                        "history step failed (%s: %s); retrying in %.0f s",
-                        type(exc).__name__,
-                        exc,
-                        delay,
-                    )
-                    await self._restart_store()
-                    await pause(stop, delay)
+            await run_stored(
+                stop,
+                self.ready,
+                self.step,
+                idle=wait,
+                connect=connect,
+                reconnect_on=(Exception,),
+                lost=lost,
+                backoff=Backoff(self.retry_s, self.max_retry_s),
+                fatal=(PositionAhead,),
+            )
         finally:
             self.ready.clear()
             if self.started:

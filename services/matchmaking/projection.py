@@ -28,7 +28,7 @@ from services.runtime.backoff import Backoff, away_errors
 from services.runtime.log import EventLog
 from services.runtime.position import PositionBeyondEnd, check_position
 from services.runtime.progress import STALL_AFTER_S, Progress
-from services.runtime.service import Health, Lag, Stall, known, pause
+from services.runtime.service import Health, Lag, Stall, known, pause, run_stored
 from services.runtime.topics import LOBBY_EVENTS
 
 log = logging.getLogger("mahjong.lobby")
@@ -137,54 +137,49 @@ class LobbyProjection:
         projector waits, not ready, and starts again from the stored position; a batch that
         fails for another reason is retried with backoff (unreadable records are set aside
         on ``lobby.events.dlq``), and the stall gauge says so."""
-        backoff = Backoff()
         said = -60.0
+
+        async def connect() -> None:
+            await dead_letters.create_topic(self.log, LOBBY_EVENTS)
+            await self.start()
+            self.progress.advanced(self.position)
+
+        async def lost(exc: BaseException, delay: float) -> None:
+            nonlocal said
+            self.progress.failed(f"{type(exc).__name__}: {exc}")
+            if time.monotonic() - said >= 60.0:
+                said = time.monotonic()
+                log.warning(
+                    "PostgreSQL or the broker is away (%s: %s); retrying",
+                    type(exc).__name__,
+                    exc,
+                )
+            await self.close()
+            self.pool, self.lobby = None, Lobby()
+
+        async def failed(exc: Exception, backoff: Backoff) -> None:
+            self.progress.failed(f"{type(exc).__name__}: {exc}")
+            delay = backoff.pause_s()
+            log.exception(
+                "projecting lobby.events at %d failed; retrying in %.1f s", self.position, delay
+            )
+            await self._recover(stop, delay)
+
         try:
-            while not stop.is_set():
-                try:
-                    await dead_letters.create_topic(self.log, LOBBY_EVENTS)
-                    await self.start()
-                    self.progress.advanced(self.position)
-                    self.ready.set()
-                    backoff.reset()
-                    await self._project(stop)
-                except AWAY as exc:
-                    self.ready.clear()
-                    self.progress.failed(f"{type(exc).__name__}: {exc}")
-                    if time.monotonic() - said >= 60.0:
-                        said = time.monotonic()
-                        log.warning(
-                            "PostgreSQL or the broker is away (%s: %s); retrying",
-                            type(exc).__name__,
-                            exc,
-                        )
-                    await self.close()
-                    self.pool, self.lobby = None, Lobby()
-                    await pause(stop, backoff.pause_s())
+            await run_stored(
+                stop,
+                self.ready,
+                self.step,
+                idle=lambda: self.log.wait_for_change(LOBBY_EVENTS, 0.2),
+                connect=connect,
+                step_failed=failed,
+                step_backoff=lambda: Backoff(self.retry_s, 30.0),
+                reconnect_on=AWAY,
+                lost=lost,
+            )
         finally:
             self.ready.clear()
             await self.close()
-
-    async def _project(self, stop: asyncio.Event) -> None:
-        backoff = Backoff(self.retry_s, 30.0)
-        while not stop.is_set():
-            try:
-                handled = await self.step()
-            except AWAY:
-                raise
-            except Exception as exc:
-                self.progress.failed(f"{type(exc).__name__}: {exc}")
-                delay = backoff.pause_s()
-                log.exception(
-                    "projecting lobby.events at %d failed; retrying in %.1f s",
-                    self.position,
-                    delay,
-                )
-                await self._recover(stop, delay)
-                continue
-            backoff.reset()
-            if not handled:
-                await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
 
     async def _recover(self, stop: asyncio.Event, delay: float) -> None:
         """After a failed batch: wait, then take the lobby and the position from the

@@ -48,7 +48,7 @@ from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, Record, read_through
 from services.runtime.position import check_position
 from services.runtime.progress import STALL_AFTER_S, Progress
-from services.runtime.service import Health, Lag, Stall, idle, known, pause
+from services.runtime.service import Health, Lag, Stall, idle, known, pause, run_stored
 from services.runtime.topics import RATING_RESULTS
 
 log = logging.getLogger("mahjong.rating")
@@ -128,30 +128,29 @@ class RatingService:
             start.ignored,
         )
         self.progress.advanced(self.position)
-        self.ready.set()
-        backoff = Backoff(self.retry_s, MAX_RETRY_S)
+
+        async def failed(exc: Exception, backoff: Backoff) -> None:
+            # The transaction may or may not have committed: the store knows.
+            self.progress.failed(f"{type(exc).__name__}: {exc}")
+            if self._set_aside(exc):
+                await self._resync()
+                return
+            delay = backoff.pause_s()
+            log.exception(
+                "rating batch failed at offset %d; retrying in %.1f s", self.position, delay
+            )
+            await pause(stop, delay)
+            await self._resync()
+
         try:
-            while not stop.is_set():
-                try:
-                    handled = await self.step()
-                except Exception as exc:
-                    # The transaction may or may not have committed: the store knows.
-                    self.progress.failed(f"{type(exc).__name__}: {exc}")
-                    if self._set_aside(exc):
-                        await self._resync()
-                        continue
-                    delay = backoff.pause_s()
-                    log.exception(
-                        "rating batch failed at offset %d; retrying in %.1f s",
-                        self.position,
-                        delay,
-                    )
-                    await pause(stop, delay)
-                    await self._resync()
-                    continue
-                backoff.reset()
-                if not handled:
-                    await idle(self.log, self.topic, self.idle_s, stop)
+            await run_stored(
+                stop,
+                self.ready,
+                self.step,
+                idle=lambda: idle(self.log, self.topic, self.idle_s, stop),
+                step_failed=failed,
+                step_backoff=lambda: Backoff(self.retry_s, MAX_RETRY_S),
+            )
         finally:
             self.ready.clear()
             log.info("rating service stopped: topic=%s position=%d", self.topic, self.position)

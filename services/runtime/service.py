@@ -11,9 +11,14 @@ Two loops do the reading:
   join the group, mark ready, then poll a batch and hand it to the service's ``handle``
   until stopped; ``transact`` is the one way their batches are written with the group's
   position in one log transaction (table, matchmaking; docs/exactly-once.md).
-- ``StoredPosition``, for the consumers whose position lives in their store (rating,
-  history, the lobby projector): the pause, the idle wait and the backoff between
-  failed batches.
+- ``run_stored``, for the consumers whose position lives in their store (rating, history,
+  the lobby projector): connect, mark ready, step batch after batch, and back off
+  (``services.runtime.backoff``) and reconnect or retry when a step fails, as the service
+  says.
+
+The members that follow ``table.events`` (clock, computer players) share more:
+``services.table.tail.HandFollower``. docs/architecture-services.md has the table of which
+service reads and writes which topic.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, Processor, Record, Transaction
 from services.runtime.progress import Progress
 
@@ -236,6 +242,68 @@ async def transact(
 
 
 # --- consumers that store their own position -----------------------------------------------
+
+Step = Callable[[], Awaitable[int]]
+"""Read one batch from the stored position, fold it and write it with the position in one
+store transaction; how many records it read (0: nothing waits)."""
+
+
+async def run_stored(
+    stop: asyncio.Event,
+    ready: asyncio.Event,
+    step: Step,
+    *,
+    idle: Callable[[], Awaitable[None]],
+    connect: Callable[[], Awaitable[None]] | None = None,
+    step_failed: Callable[[Exception, Backoff], Awaitable[None]] | None = None,
+    step_backoff: Callable[[], Backoff] = Backoff,
+    reconnect_on: tuple[type[BaseException], ...] = (),
+    lost: Callable[[BaseException, float], Awaitable[None]] | None = None,
+    backoff: Backoff | None = None,
+    fatal: tuple[type[BaseException], ...] = (),
+) -> None:
+    """The loop of a consumer whose input position lives in its store (rating, history,
+    the lobby projector), until ``stop`` is set: ``connect`` (open the store, read the
+    stored positions), mark ready, then ``step`` until stopped, waiting in ``idle`` when
+    nothing waits.
+
+    - A step that fails with anything but ``reconnect_on`` goes to ``step_failed`` (with a
+      backoff that the next good step resets); without one, it ends the loop.
+    - ``reconnect_on`` (the store or the log away) makes the consumer not ready: ``lost``
+      (close, say so), a pause from ``backoff``, and ``connect`` again. ``fatal`` ends the
+      loop whatever ``reconnect_on`` says (a stored position beyond the log's end).
+
+    Whether a failed step committed is for the store to say: every path back reads the
+    stored position again (docs/exactly-once.md, "Projections into a database")."""
+    backoff = backoff or Backoff()
+    while not stop.is_set():
+        try:
+            if connect is not None:
+                await connect()
+            ready.set()
+            backoff.reset()
+            retry = step_backoff()
+            while not stop.is_set():
+                try:
+                    handled = await step()
+                except reconnect_on:
+                    raise
+                except Exception as exc:
+                    if step_failed is None:
+                        raise
+                    await step_failed(exc, retry)
+                    continue
+                retry.reset()
+                if not handled:
+                    await idle()
+        except fatal:
+            raise
+        except reconnect_on as exc:
+            ready.clear()
+            delay = backoff.pause_s()
+            if lost is not None:
+                await lost(exc, delay)
+            await pause(stop, delay)
 
 
 async def pause(stop: asyncio.Event, seconds: float) -> None:
