@@ -32,7 +32,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -345,7 +345,7 @@ async def observed(
     metrics_port: int | None = None,
     metrics_host: str | None = None,
     every_s: float = SAMPLE_EVERY_S,
-) -> Any:
+) -> AsyncIterator[OpsServer | None]:
     """The endpoint (when ``metrics_port``) and the sampler around a service's run."""
     probe = Probe(name, service)
     server = None
