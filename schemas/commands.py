@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
+from schemas.codes import RuleCode
 from schemas.types import Count, Ref, Seat, Suit, Tile
 
 
@@ -118,6 +119,6 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True):
     Clients translate by code; the reason is for logs and tests.
     """
 
-    code: str
+    code: RuleCode
     reason: str
     params: dict[str, str | int] = {}

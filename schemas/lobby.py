@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from schemas import SCHEMA_VERSION, too_deep
+from schemas.codes import LobbyCode
 from schemas.rating import Points
 from schemas.types import PlayerId, Ref
 
@@ -307,7 +308,7 @@ class RequestRefused(msgspec.Struct, frozen=True, kw_only=True):
 
     request_id: str
     player: str
-    code: str
+    code: LobbyCode
     reason: str
     params: dict[str, str | int] = {}
     v: int = SCHEMA_VERSION

@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from schemas import SCHEMA_VERSION, too_deep
+from schemas.codes import TableCode
 from schemas.commands import Command
 from schemas.events import Event
 from schemas.types import Name, PlayerId, Ref, Seat
@@ -42,7 +43,7 @@ class CommandRejected(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str
     command_id: str
     seat: int | None
-    code: str
+    code: TableCode
     reason: str
     params: dict[str, str | int] = {}
 
