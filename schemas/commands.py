@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated
 
 import msgspec
@@ -98,19 +99,8 @@ Command = (
     | Resume
 )
 
-COMMAND_TYPES: tuple[type[HandCommand], ...] = (
-    ChooseExchange,
-    DeclareMissing,
-    Discard,
-    Kong,
-    Hu,
-    Pung,
-    ClaimKong,
-    Pass,
-    Timeout,
-    Pause,
-    Resume,
-)
+COMMAND_TYPES: tuple[type[HandCommand], ...] = typing.get_args(Command)
+"""Every command type, in the order of ``Command`` (the one list of them)."""
 
 
 class Rejection(msgspec.Struct, frozen=True, kw_only=True):

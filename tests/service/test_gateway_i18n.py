@@ -177,6 +177,15 @@ def test_run_time_keys_cover_every_value_they_are_built_from() -> None:
     assert sorted(k for k in wanted if k not in en) == []
 
 
+def test_the_client_has_a_message_for_each_event_type_and_no_other() -> None:
+    """The web client's list of event types is its ``event.*`` messages: the Python one."""
+    from schemas import events as ev
+
+    for lang in LANGUAGES:
+        keys = {k for k in catalogue(lang) if k.startswith("event.")}
+        assert keys == {f"event.{t.__struct_config__.tag}" for t in ev.EVENT_TYPES}, lang
+
+
 # --- codes the server sends -----------------------------------------------------------------
 # Every code is in the closed set ``schemas.codes`` (mypy and tests/unit/test_codes.py hold
 # the places that send them to it), with the parameters every place sending it fills in.
