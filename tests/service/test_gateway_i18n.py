@@ -211,6 +211,14 @@ def test_the_set_holds_codes_from_every_service() -> None:
     assert len(CODES) > 70
 
 
+def test_the_codes_the_client_acts_on_are_in_the_set() -> None:
+    """The client's lists of codes that stop or reload the table page name server codes."""
+    lists = re.findall(r"const (STOPPED|RELOAD) = \[([^\]]*)\]", client_sources())
+    assert {name for name, _ in lists} == {"STOPPED", "RELOAD"}
+    named = {code for _, items in lists for code in re.findall(r'"([a-z_]+)"', items)}
+    assert named and sorted(named - CODES) == []
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_server_code_is_translated(lang: str) -> None:
     messages = catalogue(lang)
