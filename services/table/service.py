@@ -24,6 +24,7 @@ from prometheus_client import Counter, Histogram
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.codes import TableCode
 from schemas.lobby import PlayerWon, RequestEnvelope, TableFinished
 from schemas.rating import RatedHandResult, encode_result
 from schemas.table import (
@@ -360,7 +361,7 @@ class TableService(GroupMember):
         txn: Transaction,
         table: Table,
         command: TableCommand | cmd.HandCommand,
-        code: str,
+        code: TableCode,
         reason: str,
         params: dict[str, str | int] | None = None,
     ) -> None:
@@ -493,7 +494,7 @@ def _clocks_started(state: HandState) -> int:
     return max(r.offered_ms for r in state.clock.running.values())
 
 
-def _start_problem(command: StartHand) -> tuple[str, str] | None:
+def _start_problem(command: StartHand) -> tuple[TableCode, str] | None:
     """Why a hand cannot start as asked (RULES.md §8, §9), or None."""
     if len(command.players) != 4:
         return "need_four_players", "a hand needs four players"
