@@ -29,6 +29,7 @@ import msgspec
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from schemas.codes import AccountCode
 from services.gateway.account_store import Account as Account
 from services.gateway.account_store import AccountStore as AccountStore
 from services.gateway.account_store import NameTaken as NameTaken
@@ -47,7 +48,9 @@ class AccountError(Exception):
     """A refused account operation: a stable ``code``, its ``params`` (for clients to
     translate) and an English reason."""
 
-    def __init__(self, code: str, reason: str, status: int = 400, **params: str | int) -> None:
+    def __init__(
+        self, code: AccountCode, reason: str, status: int = 400, **params: str | int
+    ) -> None:
         super().__init__(reason)
         self.code, self.reason, self.status, self.params = code, reason, status, params
 
