@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from schemas.codes import Code, TableCode
 from schemas.lobby import TableOptions
 from schemas.views import SeatView
 from schemas.views import SeenEvent as SeenEvent  # an events frame holds these
@@ -170,7 +171,7 @@ class Rejected(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=
     with ``params`` for translation, and an English ``reason``."""
 
     command_id: str
-    code: str
+    code: TableCode
     reason: str
     params: dict[str, str | int] = {}
 
@@ -181,7 +182,7 @@ class ErrorFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", ta
     The connection stays open unless the code is one of ``CLOSING_CODES``.
     """
 
-    code: str
+    code: Code
     reason: str
     params: dict[str, str | int] = {}
     command_id: str | None = None
@@ -196,7 +197,7 @@ class Pong(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="pon
 
 ServerFrame = Welcome | TableFrame | ViewFrame | EventsFrame | Rejected | ErrorFrame | Pong
 
-CLOSING_CODES = {
+CLOSING_CODES: set[Code] = {
     "unsupported_version",
     "unauthorized",
     "forbidden",

@@ -24,8 +24,9 @@ from typing import Literal
 import msgspec
 
 from schemas import lobby as lb
+from schemas.codes import LobbyCode, SeatingCode
 from schemas.table import StartHand
-from services.rules import first_seats, is_computer, next_seats, rated, table_problem
+from services.rules import first_seats, is_computer, next_seats, rated, seating_problem
 
 SEATS = 4
 QUICK_PLAY = lb.TableOptions(rated=True, clock="standard", public=False)
@@ -146,7 +147,7 @@ def decide(lobby: Lobby, request: lb.Request, now_ms: int, chance: Chance) -> Ou
     return result
 
 
-def _refuse(request: lb.MatchRequest, code: str, reason: str, **params: str | int) -> Refusal:
+def _refuse(request: lb.MatchRequest, code: LobbyCode, reason: str, **params: str | int) -> Refusal:
     return lb.RequestRefused(
         request_id=request.request_id,
         player=request.player,
@@ -178,14 +179,9 @@ def _free(lobby: Lobby, request: lb.MatchRequest, now: int) -> Output | Refusal:
     return []
 
 
-def options_problem(options: lb.TableOptions) -> tuple[str, str] | None:
+def options_problem(options: lb.TableOptions) -> tuple[SeatingCode, str] | None:
     """Why a table cannot be created with these options (RULES.md §8, §9), or None."""
-    return table_problem(
-        rated=options.rated,
-        clock=options.clock,
-        computers=options.computers is not None,
-        pace=options.pace,
-    )
+    return seating_problem(options.rated, options.clock, options.computers is not None)
 
 
 def _create(lobby: Lobby, r: lb.CreateTable, now: int, chance: Chance) -> Output | Refusal:

@@ -12,8 +12,8 @@ The hand:
     ``format_tiles``, ``DIRECTION_STEP``, ``shuffle``, ``Deal``, ``commitment``, ``SEED_BYTES``.
 §4 fan, for bots and hints: ``POW5``, ``suit_keys``, ``winning_tiles``.
 §7 ``placements``. §8 clocks: ``PRESETS``, ``tick``, ``check_time``, ``clocks_started``.
-§9 tables: ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``, ``first_seats``,
-    ``next_seats``.
+§9 tables: ``seating_problem``, ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``,
+    ``first_seats``, ``next_seats``.
 §10 what each seat may see: ``seat_view``, ``seen``, ``seen_events``, ``hand_over``,
     ``open_view`` (an ended hand's replay).
 Tools: ``run_scenario`` and ``first_difference`` (conformance scenarios); ``random_seed`` and
@@ -35,6 +35,7 @@ from services.rules.table import (
     is_computer,
     next_seats,
     rated,
+    seating_problem,
     table_problem,
 )
 from services.rules.tiles import DIRECTION_STEP, INDEX, NAMES, NUM_TYPES, SUITS, format_tiles
@@ -75,6 +76,7 @@ __all__ = [
     "replay",
     "run_scenario",
     "seat_view",
+    "seating_problem",
     "seen",
     "seen_events",
     "shuffle",

@@ -119,8 +119,9 @@ def _claim_refusal(s: HandState, seat: int, claim: str, t: int, kind: str) -> cm
         return _reject(
             "pung_blocked", f"you passed a pung of {name}: not until you draw", tile=name
         )
-    need = 2 if claim == "pung" else 3
-    return _reject(f"no_{claim}", f"a {claim} of {name} needs {need} in your hand", tile=name)
+    if claim == "pung":
+        return _reject("no_pung", f"a pung of {name} needs 2 in your hand", tile=name)
+    return _reject("no_kong", f"a kong of {name} needs 3 in your hand", tile=name)
 
 
 def _resolve(log: Log) -> None:

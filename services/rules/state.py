@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.codes import RuleCode
 from services.rules.fan import POW5
 from services.rules.tiles import NAMES, NUM_TYPES, seats_after
 
@@ -298,7 +299,7 @@ class Log:
         self.events.append(event)
 
 
-def reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
+def reject(code: RuleCode, reason: str, **params: str | int) -> cmd.Rejection:
     """A refusal: a stable ``code`` with its ``params``, and an English ``reason``.
 
     Imported as ``_reject``: the i18n check (tests/service/test_gateway_i18n.py) finds the

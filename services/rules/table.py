@@ -1,8 +1,9 @@
 """Tables, ratings, practice (RULES.md §9): who sits at a table, rated or casual, and each
 hand's seat order.
 
-Matchmaking (creating a table) and the table service (starting a hand) both ask
-``table_problem``; the lobby seats players with ``first_seats`` and ``next_seats``.
+Matchmaking (creating a table) asks ``seating_problem``, the table service (starting a
+hand) ``table_problem``, which asks it too; the lobby seats players with ``first_seats``
+and ``next_seats``.
 Pausing a practice hand is ``services.rules.practice``; rating results are
 ``services.rating``'s.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from schemas.codes import SeatingCode, TableCode
 from services.rules.clock import PRESETS
 from services.rules.tiles import SEATS
 
@@ -18,6 +20,9 @@ COMPUTER = "computer:"
 """Every computer player's id starts so: ``computer:<strength>:<n>``."""
 PACES = ("instant", "fast", "normal", "slow")
 """How fast the computers of a table play."""
+
+SeatingProblem = tuple[SeatingCode, str]
+TableProblem = tuple[TableCode, str]
 
 
 def is_computer(player: str) -> bool:
@@ -35,29 +40,36 @@ def rated(asked: bool, computers: Sequence[int]) -> bool:
     return asked and not computers
 
 
+def seating_problem(rated: bool, clock: str | None, computers: bool) -> SeatingProblem | None:
+    """Why a table may not be rated as asked (RULES.md §9), or None: a rated table has a
+    clock and four humans, so no computers (that may fill empty seats, or that hold one)."""
+    if rated and clock is None:
+        return "rated_needs_clock", "a rated table needs a clock"
+    if rated and computers:
+        return "rated_needs_humans", "a rated table is for four humans; computers make it casual"
+    return None
+
+
 def table_problem(
     *,
     rated: bool,
     clock: str | None,
-    computers: bool = False,
-    players: Sequence[str] | None = None,
+    players: Sequence[str],
     computer_seats: Sequence[int] = (),
     pace: str = "normal",
-) -> tuple[str, str] | None:
-    """Why a table (or a hand at it) cannot be set up as asked (RULES.md §8, §9), or None.
-
-    A hand has four players; a clock is one of the presets; a rated table has a clock and
-    four humans, so neither ``computers`` (may fill empty seats) nor any computer seat."""
-    if players is not None and len(players) != SEATS:
+) -> TableProblem | None:
+    """Why a hand cannot start at a table as asked (RULES.md §8, §9), or None: four
+    players, a clock that is one of the presets, computer seats that are seats, the
+    ``seating_problem`` rules and a known pace."""
+    if len(players) != SEATS:
         return "need_four_players", "a hand needs four players"
     if clock is not None and clock not in PRESETS:
         return "unknown_clock", f"unknown clock {clock!r}; one of {', '.join(PRESETS)}"
     if any(not 0 <= s < SEATS for s in computer_seats):
         return "bad_seat", "computer seats are numbered 0 to 3"
-    if rated and clock is None:
-        return "rated_needs_clock", "a rated table needs a clock"
-    if rated and (computers or computer_seats):
-        return "rated_needs_humans", "a rated table is for four humans; computers make it casual"
+    seating = seating_problem(rated, clock, bool(computer_seats))
+    if seating is not None:
+        return seating
     if pace not in PACES:
         return "unknown_pace", f"unknown pace {pace!r}"
     return None
