@@ -3,15 +3,16 @@
 An honest hand's log is, byte for byte, the msgspec JSON of the events the rules engine emits
 when its decisions are re-decided: the table service encodes the engine's own events. So a
 log can be proven honest without decoding every event, which (with the schema's tile
-patterns checked string by string) costs about as much as re-deciding the whole hand:
+patterns checked string by string) costs several times as much as decoding only what
+re-deciding reads, and about as much as re-deciding itself:
 
-1. *peek* at the events re-deciding reads, with small decoding types that take only the type
-   tag and the fields it needs: ``hand_started`` in full (its own type), the revealed seed,
-   each decision's fields (as ``command_for`` reads them) and each first clock event's time.
-   An array of events is peeked at in one go; log records one by one, only those read;
-2. re-decide from ``start_hand`` dealt by the seed, exactly as ``hand_audit`` does: every
-   decision rebuilt by the same functions as ``command_for`` and run through ``handle``, the
-   clocks by ``clock_tick``, each timeout and answer held to its time limit;
+1. *peek* at the events re-deciding reads, as the peek types ``redecide.PEEK_OF`` generates
+   from the events' own (the type tag and the fields ``redecide.READS`` names; ``hand_started``
+   in full, as itself). An array of events is peeked at in one go; log records one by one,
+   only those read;
+2. re-decide from ``fresh_hand`` dealt by the seed, with the loop ``hand_audit`` runs too
+   (``redecide``): every decision rebuilt and run through ``handle``, the clocks run, each
+   timeout and answer held to its time limit;
 3. encode the re-decided events and compare them with the log: the whole array at once, or
    every log record with its event's record;
 4. check the money of the re-decided events (``check_payments``, as the full audit does).

@@ -2,9 +2,9 @@
 
 From a fresh state dealt by the hand's seed (``fresh_hand``), every logged decision is rebuilt
 as the command that caused it (``command_for``) and run through the rules engine; after each
-decision of a timed hand, the clocks are run at the time the first logged clock event states
-(``clock_tick``). ``redecide`` yields what the engine emits at each step, where in the log it
-belongs, and stops with one sentence at the first step the rules refuse. Automatic events
+decision of a timed hand, the clocks are run at the time the first logged clock event states.
+``redecide`` yields what the engine emits at each step and where in the log it belongs, and
+stops with one sentence at the first step that cannot be re-decided. Automatic events
 (draws, windows, wins on discards, settlement, the end) are never taken from the log: the
 caller compares them, field by field (``hand_audit``) or as bytes (``encoded_audit``).
 
@@ -75,7 +75,7 @@ def redecide(state: HandState, logged_at: Callable[[int], Any], n: int) -> Itera
             if type(logged) not in _CLOCK_TYPES:
                 yield f"seq {logged.seq}: the clocks were not stopped or started here"
                 return
-            ticked = clock_tick(state, logged, last)
+            ticked = _clock_tick(state, logged, last)
             if ticked is None:  # only a stop names a seat
                 yield f"seq {logged.seq}: seat {logged.seat} had no clock running"
                 return
@@ -85,7 +85,7 @@ def redecide(state: HandState, logged_at: Callable[[int], Any], n: int) -> Itera
             if not made:
                 yield f"seq {logged.seq}: a clock event where no clock changes"
                 return
-            problem = clock_limit_problem(made, actor, limit_of)
+            problem = _clock_limit_problem(made, actor, limit_of)
             if problem is not None:
                 yield problem
                 return
@@ -123,7 +123,7 @@ def redecide(state: HandState, logged_at: Callable[[int], Any], n: int) -> Itera
 # --- the clocks ------------------------------------------------------------------------------
 
 
-def clock_tick(
+def _clock_tick(
     state: HandState, first: Any, last: cmd.HandCommand | None
 ) -> tuple[list[ev.Event], int | None, dict[int, int]] | None:
     """Run the clock (applying its events to ``state``) at the time the first logged clock
@@ -155,7 +155,7 @@ def clock_tick(
     return made, actor, limit_of
 
 
-def clock_limit_problem(
+def _clock_limit_problem(
     made: list[ev.Event], actor: int | None, limit_of: dict[int, int]
 ) -> str | None:
     """Why the acting seat's stopped clock is wrong: a timeout before its time limit ran out,
@@ -293,7 +293,7 @@ READS: dict[type[Any], tuple[str, ...]] = {
     ev.HandResumed: ("seat",),
 }
 """The fields re-deciding reads of each event type, besides ``seq`` and ``command_id`` (every
-event's): ``command_for``'s, ``clock_tick``'s, the seed's. ``hand_started`` is read in full;
+event's): ``command_for``'s, ``_clock_tick``'s, the seed's. ``hand_started`` is read in full;
 every other event is only compared."""
 
 
