@@ -150,7 +150,7 @@ def _redecide(
     for step in redecide(state, logged_at, n):
         if isinstance(step, str):
             return None
-        made += step[1]
+        made += step
     return made, state
 
 

@@ -228,14 +228,16 @@ def _check_redecided(
             if logged != made:
                 problems.append(_mismatch(logged, made))
     n = len(events)
+    pos = OPENING
     for step in redecide(state, events.__getitem__, n):
         if isinstance(step, str):
             problems.append(step)
             return
-        pos, redecided = step
-        if events[pos : pos + len(redecided)] != redecided:
-            problems.append(_first_difference(events, pos, redecided))
+        end = pos + len(step)
+        if events[pos:end] != step:
+            problems.append(_first_difference(events, pos, step))
             return
+        pos = end
 
 
 def _first_difference(events: Sequence[ev.Event], pos: int, made: list[ev.Event]) -> str:

@@ -3,8 +3,8 @@
 From a fresh state dealt by the hand's seed (``fresh_hand``), every logged decision is rebuilt
 as the command that caused it (``command_for``) and run through the rules engine; after each
 decision of a timed hand, the clocks are run at the time the first logged clock event states.
-``redecide`` yields what the engine emits at each step and where in the log it belongs, and
-stops with one sentence at the first step that cannot be re-decided. Automatic events
+``redecide`` yields what the engine emits at each step (in the log, each step's events follow
+the last one's), and stops with one sentence at the first step that cannot be re-decided. Automatic events
 (draws, windows, wins on discards, settlement, the end) are never taken from the log: the
 caller compares them, field by field (``hand_audit``) or as bytes (``encoded_audit``).
 
@@ -31,8 +31,9 @@ from services.rules.state import HandState
 OPENING = 6
 """HandStarted, four TilesDealt and WallBuilt: the events ``start_hand`` emits."""
 
-Step = tuple[int, list[ev.Event]]
-"""One step of re-deciding: the log position of the first event it made, and the events."""
+Step = list[ev.Event]
+"""One step of re-deciding: the events it made. The first step's belong at log position
+``OPENING``, and each next step's where the last one's end."""
 
 
 def fresh_hand(started: Any, deal: Deal, seed: bytes) -> tuple[HandState, list[ev.Event]]:
@@ -65,9 +66,11 @@ def redecide(state: HandState, logged_at: Callable[[int], Any], n: int) -> Itera
     The next step starts where the last one's events end, so a caller that does not compare
     step by step (``encoded_audit``) must compare all the events at the end.
     """
+    rebuild_of = _COMMAND_OF.get  # command_for's lookup, a call fewer per decision
     pos = OPENING
     last: cmd.HandCommand | None = None
-    clocks_due = state.clock is not None  # they start after the opening and each decision
+    timed = state.clock is not None  # a hand is timed or not from its start
+    clocks_due = timed  # they start after the opening and each decision
     while pos < n:
         logged = logged_at(pos)
         if clocks_due and state.phase != "ended":
@@ -80,7 +83,7 @@ def redecide(state: HandState, logged_at: Callable[[int], Any], n: int) -> Itera
                 yield f"seq {logged.seq}: seat {logged.seat} had no clock running"
                 return
             made, actor, limit_of = ticked
-            yield pos, made
+            yield made
             # The caller found the log's clock events the same: now whether they are right.
             if not made:
                 yield f"seq {logged.seq}: a clock event where no clock changes"
@@ -97,7 +100,8 @@ def redecide(state: HandState, logged_at: Callable[[int], Any], n: int) -> Itera
                 f"seq {logged.seq}: {tag(logged)} is logged after the hand ended (seq {state.seq})"
             )
             return
-        command = command_for(logged, state.decision_seq)
+        rebuild = rebuild_of(type(logged))
+        command = None if rebuild is None else rebuild(logged, state.decision_seq)
         if command is None:
             yield (
                 f"seq {logged.seq}: {tag(logged)} is logged where a decision was due, but "
@@ -112,10 +116,10 @@ def redecide(state: HandState, logged_at: Callable[[int], Any], n: int) -> Itera
                 f"{result.reason} ({result.code})"
             )
             return
-        yield pos, result
+        yield result
         pos += len(result)
         last = command
-        clocks_due = state.clock is not None
+        clocks_due = timed
     if state.phase != "ended":  # a log that ends in hand_ended ends the hand first
         yield f"seq {logged_at(n - 1).seq}: re-deciding the hand does not end it"
 
