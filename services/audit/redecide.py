@@ -4,9 +4,10 @@ From a fresh state dealt by the hand's seed (``fresh_hand``), every logged decis
 as the command that caused it (``command_for``) and run through the rules engine; after each
 decision of a timed hand, the clocks are run at the time the first logged clock event states.
 ``redecide`` yields what the engine emits at each step (in the log, each step's events follow
-the last one's), and stops with one sentence at the first step that cannot be re-decided. Automatic events
-(draws, windows, wins on discards, settlement, the end) are never taken from the log: the
-caller compares them, field by field (``hand_audit``) or as bytes (``encoded_audit``).
+the last one's), and stops with one sentence at the first step that cannot be re-decided.
+Automatic events (draws, windows, wins on discards, settlement, the end) are never taken from
+the log: the caller compares them, field by field (``hand_audit``) or as bytes
+(``encoded_audit``).
 
 The loop reads a logged event's type and only the fields named in ``READS``; so it runs on
 decoded events and on *peeks* alike: types generated from the events' own (``PEEK_OF``) that
@@ -23,10 +24,9 @@ import msgspec
 
 from schemas import commands as cmd
 from schemas import events as ev
+from services.rules import HandState, handle, start_hand
 from services.rules.clock import tick
-from services.rules.hand import handle, start_hand
 from services.rules.shuffle import Deal
-from services.rules.state import HandState
 
 OPENING = 6
 """HandStarted, four TilesDealt and WallBuilt: the events ``start_hand`` emits."""
