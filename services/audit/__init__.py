@@ -12,7 +12,8 @@ from services.audit.batch_audit import (
     audit_hands,
     decode_hand,
 )
-from services.audit.hand_audit import AuditResult, audit_hand, command_for
+from services.audit.hand_audit import AuditResult, audit_hand
+from services.audit.redecide import command_for
 
 __all__ = [
     "AuditResult",

@@ -1,15 +1,14 @@
 """Auditing many hands: a summary of verdicts, in this process or split over worker processes.
 
-The parallel form takes each hand as msgspec JSON (bytes). Where processes can be forked the
-workers inherit the hands and are sent index ranges; elsewhere chunks of bytes are sent. Only
-small tallies come back: nothing big is pickled.
+The parallel form takes each hand as msgspec JSON (bytes). The workers are given all the
+hands when they start (inherited, where processes are forked) and take chunks of them by
+number; only small tallies come back.
 """
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,43 +56,39 @@ class _Tally:
     """A summary being built; tallies of parts of a batch merge in order."""
 
     max_problems: int = MAX_PROBLEMS
-    hands: int = 0
-    finished: int = 0
-    passed: int = 0
-    failed: int = 0
+    counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # passed, failed, skipped
     problems: list[str] = field(default_factory=list)
     failed_hands: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, result: AuditResult) -> None:
-        self.hands += 1
         if not result.finished:
-            return
-        self.finished += 1
-        if result.ok:
-            self.passed += 1
-            return
-        self.failed += 1
-        if len(self.failed_hands) < self.max_problems:
-            self.failed_hands.append((result.table_id, result.hand_id))
-        room = self.max_problems - len(self.problems)
-        where = f"table {result.table_id!r} hand {result.hand_id!r}"
-        self.problems.extend(f"{where}: {p}" for p in result.problems[:room])
+            self.counts[2] += 1
+        elif result.ok:
+            self.counts[0] += 1
+        else:
+            self.counts[1] += 1
+            where = f"table {result.table_id!r} hand {result.hand_id!r}"
+            self._keep(
+                [(result.table_id, result.hand_id)], [f"{where}: {p}" for p in result.problems]
+            )
 
     def merge(self, other: _Tally) -> None:
-        self.hands += other.hands
-        self.finished += other.finished
-        self.passed += other.passed
-        self.failed += other.failed
-        self.failed_hands.extend(other.failed_hands[: self.max_problems - len(self.failed_hands)])
-        self.problems.extend(other.problems[: self.max_problems - len(self.problems)])
+        self.counts = [a + b for a, b in zip(self.counts, other.counts, strict=True)]
+        self._keep(other.failed_hands, other.problems)
+
+    def _keep(self, failed_hands: list[tuple[str, str]], problems: list[str]) -> None:
+        """The first ``max_problems`` problems and failed hands are kept."""
+        self.failed_hands.extend(failed_hands[: self.max_problems - len(self.failed_hands)])
+        self.problems.extend(problems[: self.max_problems - len(self.problems)])
 
     def summary(self) -> AuditSummary:
+        passed, failed, skipped = self.counts
         return AuditSummary(
-            hands=self.hands,
-            finished=self.finished,
-            passed=self.passed,
-            failed=self.failed,
-            skipped=self.hands - self.finished,
+            hands=passed + failed + skipped,
+            finished=passed + failed,
+            passed=passed,
+            failed=failed,
+            skipped=skipped,
             problems=self.problems,
             failed_hands=self.failed_hands,
         )
@@ -134,36 +129,11 @@ def audit_encoded_hand(encoded: EncodedHand) -> AuditResult:
     return audit_hand(events)
 
 
-_Job = tuple[list[EncodedHand], int]
-"""A chunk of hands and the number of problems to keep."""
-
-
-def _audit_chunk(job: _Job) -> _Tally:
-    chunk, max_problems = job
-    tally = _Tally(max_problems)
-    for encoded in chunk:
-        tally.add(audit_encoded_hand(encoded))
-    return tally
-
-
-def _chunks(hands: Iterable[EncodedHand], size: int, max_problems: int) -> Iterator[_Job]:
-    chunk: list[EncodedHand] = []
-    for h in hands:
-        chunk.append(h)
-        if len(chunk) == size:
-            yield chunk, max_problems
-            chunk = []
-    if chunk:
-        yield chunk, max_problems
-
-
-_INHERITED: Sequence[EncodedHand] = ()
-"""The hands of the running ``audit_encoded_hands``, for the workers it forks."""
-
-
-def _take_chunks(counter: Any, chunks: int, size: int, max_problems: int) -> dict[int, _Tally]:
-    """Audit chunks of ``_INHERITED`` until none is left, each time the next one nobody has
-    taken (``counter``, in shared memory, is the next chunk's number): the tallies by chunk."""
+def _take_chunks(
+    hands: Sequence[EncodedHand], counter: Any, chunks: int, size: int, max_problems: int
+) -> dict[int, _Tally]:
+    """Audit chunks of ``hands`` until none is left, each time the next one nobody has taken
+    (``counter``, in shared memory, is the next chunk's number): the tallies by chunk."""
     done: dict[int, _Tally] = {}
     while True:
         with counter.get_lock():
@@ -172,16 +142,31 @@ def _take_chunks(counter: Any, chunks: int, size: int, max_problems: int) -> dic
         if i >= chunks:
             return done
         tally = _Tally(max_problems)
-        for encoded in _INHERITED[i * size : (i + 1) * size]:
+        for encoded in hands[i * size : (i + 1) * size]:
             tally.add(audit_encoded_hand(encoded))
         done[i] = tally
 
 
-def _worker(counter: Any, chunks: int, size: int, max_problems: int, sender: Any) -> None:
+def _worker(
+    hands: Sequence[EncodedHand],
+    counter: Any,
+    chunks: int,
+    size: int,
+    max_problems: int,
+    sender: Any,
+) -> None:
     try:
-        sender.send(_take_chunks(counter, chunks, size, max_problems))
+        sender.send(_take_chunks(hands, counter, chunks, size, max_problems))
     finally:
         sender.close()
+
+
+def _context() -> Any:
+    # Forked workers inherit the hands, so none is pickled, piped and unpickled; where
+    # processes cannot be forked, each worker is sent them once, as its arguments.
+    return multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    )
 
 
 def audit_encoded_hands(
@@ -190,49 +175,39 @@ def audit_encoded_hands(
     chunk_size: int | None = None,
     max_problems: int = MAX_PROBLEMS,
 ) -> AuditSummary:
-    """Audit hands given as msgspec JSON, split in chunks over ``processes`` processes.
+    """Audit hands given as msgspec JSON, split in chunks over ``processes`` processes: this
+    one and ``processes - 1`` workers started for the batch.
 
-    Where processes can be forked, this one audits too, with ``processes - 1`` forked
-    workers; elsewhere a pool of ``processes`` workers does. Results are merged in input
-    order, so the problems kept are the same as ``audit_hands`` would keep. With
-    ``processes <= 1`` everything runs in this process. By default a chunk is about a 32nd of
-    each process's share (8 to 256 hands): small enough that none idles long at the end.
+    Every process takes the next chunk nobody has taken until none is left, so none idles
+    while another has a queue; results are merged in input order, so the problems kept are
+    the same as ``audit_hands`` would keep. With ``processes <= 1`` everything runs in this
+    process. By default a chunk is about a 32nd of each process's share (8 to 256 hands):
+    small enough that none idles long at the end.
     """
     total = _Tally(max_problems)
     if processes <= 1:
-        for job in _chunks(hands, chunk_size or 256, max_problems):
-            total.merge(_audit_chunk(job))
+        for encoded in hands:
+            total.add(audit_encoded_hand(encoded))
         return total.summary()
-    if "fork" not in multiprocessing.get_all_start_methods():
-        size = chunk_size or 64
-        with multiprocessing.get_context().Pool(processes) as pool:
-            for part in pool.imap(_audit_chunk, _chunks(hands, size, max_problems)):
-                total.merge(part)
-        return total.summary()
-    # Forked workers inherit the hands, so none is pickled, piped and unpickled; every
-    # process takes the next free chunk until none is left, and sends its tallies back at
-    # the end. This process works too rather than wait: one fork fewer, and no pool's
-    # threads. gc.freeze keeps the workers' collectors off the parent's objects (which they
-    # would otherwise copy page by page as they touch them), and this one's collector off
-    # the hands.
-    global _INHERITED
-    _INHERITED = hands if isinstance(hands, Sequence) else list(hands)
-    size = chunk_size or max(8, min(256, len(_INHERITED) // (processes * 32)))
-    chunks = -(-len(_INHERITED) // size)
-    context = multiprocessing.get_context("fork")
+    hands = hands if isinstance(hands, Sequence) else list(hands)
+    size = chunk_size or max(8, min(256, len(hands) // (processes * 32)))
+    chunks = -(-len(hands) // size)
+    context = _context()
     counter = context.Value("q", 0)
-    gc.freeze()
     workers = []
     try:
         for _ in range(processes - 1):
             receiver, sender = context.Pipe(duplex=False)
             worker = context.Process(
-                target=_worker, args=(counter, chunks, size, max_problems, sender), daemon=True
+                target=_worker,
+                args=(hands, counter, chunks, size, max_problems, sender),
+                daemon=True,
             )
             worker.start()
             sender.close()
             workers.append((worker, receiver))
-        parts = _take_chunks(counter, chunks, size, max_problems)
+        # This process works too rather than wait: one worker fewer to start.
+        parts = _take_chunks(hands, counter, chunks, size, max_problems)
         for worker, receiver in workers:
             try:
                 parts.update(receiver.recv())
@@ -247,8 +222,6 @@ def audit_encoded_hands(
             if worker.is_alive():
                 worker.terminate()
                 worker.join()
-        gc.unfreeze()
-        _INHERITED = ()
     for i in range(chunks):
         total.merge(parts[i])
     return total.summary()

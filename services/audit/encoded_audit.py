@@ -3,15 +3,16 @@
 An honest hand's log is, byte for byte, the msgspec JSON of the events the rules engine emits
 when its decisions are re-decided: the table service encodes the engine's own events. So a
 log can be proven honest without decoding every event, which (with the schema's tile
-patterns checked string by string) costs about as much as re-deciding the whole hand:
+patterns checked string by string) costs several times as much as decoding only what
+re-deciding reads, and about as much as re-deciding itself:
 
-1. *peek* at the events re-deciding reads, with small decoding types that take only the type
-   tag and the fields it needs: ``hand_started`` in full (its own type), the revealed seed,
-   each decision's fields (as ``command_for`` reads them) and each first clock event's time.
-   An array of events is peeked at in one go; log records one by one, only those read;
-2. re-decide from ``start_hand`` dealt by the seed, exactly as ``hand_audit`` does: every
-   decision rebuilt by the same functions as ``command_for`` and run through ``handle``, the
-   clocks by ``clock_tick``, each timeout and answer held to its time limit;
+1. *peek* at the events re-deciding reads, as the peek types ``redecide.PEEK_OF`` generates
+   from the events' own (the type tag and the fields ``redecide.READS`` names; ``hand_started``
+   in full, as itself). An array of events is peeked at in one go; log records one by one,
+   only those read;
+2. re-decide from ``fresh_hand`` dealt by the seed, with the loop ``hand_audit`` runs too
+   (``redecide``): every decision rebuilt and run through ``handle``, the clocks run, each
+   timeout and answer held to its time limit;
 3. encode the re-decided events and compare them with the log: the whole array at once, or
    every log record with its event's record;
 4. check the money of the re-decided events (``check_payments``, as the full audit does).
@@ -25,200 +26,25 @@ wrong. tests/unit/test_encoded_audit.py holds the two to the same verdicts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
+from functools import reduce
 from itertools import repeat
 from typing import Any
 
 import msgspec
 
-from schemas import commands as cmd
 from schemas import events as ev
 from schemas.table import EventEnvelope
-from services.audit.hand_audit import (
-    COMMAND_OF,
-    OPENING,
-    AuditResult,
-    check_payments,
-    clock_limit_problem,
-    clock_tick,
-    fresh_hand,
+from services.audit.hand_audit import AuditResult, check_payments
+from services.audit.redecide import OPENING, PEEK_OF, fresh_hand, redecide
+from services.rules import SEED_BYTES, HandState, shuffle
+
+_ANY_PEEK: Any = reduce(operator.or_, PEEK_OF.values())  # any event's peek
+_PEEK_EVENTS = msgspec.json.Decoder(list[_ANY_PEEK])
+_PEEK_RECORD: Any = msgspec.json.Decoder(
+    msgspec.defstruct("PeekRecord", [("event", _ANY_PEEK)], gc=False)  # an EventEnvelope's
 )
-from services.rules import SEED_BYTES, HandState, handle, shuffle
-
-# --- peeks: the few fields re-deciding reads, under the events' own type tags ---------------
-
-
-class _Peek(msgspec.Struct, kw_only=True, tag_field="type", gc=False):
-    command_id: str = ""
-
-
-class _Wall(_Peek, tag="wall_built"):
-    seed: str | None = None
-
-
-class _Discarded(_Peek, tag="tile_discarded"):
-    seat: int
-    tile: str
-    timeout: bool = False
-
-
-class _Passed(_Peek, tag="passed"):
-    seat: int
-    timeout: bool = False
-
-
-class _Claimed(_Peek, tag="claim_declared"):
-    seat: int
-    claim: str
-    timeout: bool = False
-
-
-class _Konged(_Peek, tag="konged"):
-    seat: int
-    tile: str
-    kind: str
-
-
-class _Robbing(_Peek, tag="robbing_window_opened"):
-    declarer: int
-    tile: str
-
-
-class _Won(_Peek, tag="won"):
-    seat: int
-    from_seat: int | None
-    timeout: bool = False
-
-
-class _Exchanged(_Peek, tag="exchange_chosen"):
-    seat: int
-    tiles: list[str]
-    timeout: bool = False
-
-
-class _Declared(_Peek, tag="missing_suit_declared"):
-    seat: int
-    suit: str
-    timeout: bool = False
-
-
-class _ClockStarted(_Peek, tag="clock_started"):
-    at_ms: int
-    grace_ms: int = 0
-
-
-class _ClockStopped(_Peek, tag="clock_stopped"):
-    seat: int
-    used_ms: int
-
-
-class _Paused(_Peek, tag="hand_paused"):
-    seat: int
-
-
-class _Resumed(_Peek, tag="hand_resumed"):
-    seat: int
-
-
-# Automatic events: only compared, never read.
-class _Dealt(_Peek, tag="tiles_dealt"): ...
-
-
-class _Resolved(_Peek, tag="exchange_resolved"): ...
-
-
-class _Revealed(_Peek, tag="missing_suits_revealed"): ...
-
-
-class _Drawn(_Peek, tag="tile_drawn"): ...
-
-
-class _Window(_Peek, tag="response_window_opened"): ...
-
-
-class _Punged(_Peek, tag="punged"): ...
-
-
-class _Exhausted(_Peek, tag="wall_exhausted"): ...
-
-
-class _Item(_Peek, tag="settlement_item"): ...
-
-
-class _Ended(_Peek, tag="hand_ended"): ...
-
-
-# hand_started is decoded in full, as its own type: it is one small event, and re-deciding
-# starts from all of it (``fresh_hand``).
-_AnyPeek = (
-    ev.HandStarted
-    | _Wall
-    | _Discarded
-    | _Passed
-    | _Claimed
-    | _Konged
-    | _Robbing
-    | _Won
-    | _Exchanged
-    | _Declared
-    | _ClockStarted
-    | _ClockStopped
-    | _Paused
-    | _Resumed
-    | _Dealt
-    | _Resolved
-    | _Revealed
-    | _Drawn
-    | _Window
-    | _Punged
-    | _Exhausted
-    | _Item
-    | _Ended
-)
-
-PEEK_OF: dict[type[Any], type[Any]] = {
-    ev.HandStarted: ev.HandStarted,
-    ev.WallBuilt: _Wall,
-    ev.TileDiscarded: _Discarded,
-    ev.Passed: _Passed,
-    ev.ClaimDeclared: _Claimed,
-    ev.Konged: _Konged,
-    ev.RobbingWindowOpened: _Robbing,
-    ev.Won: _Won,
-    ev.ExchangeChosen: _Exchanged,
-    ev.MissingSuitDeclared: _Declared,
-    ev.ClockStarted: _ClockStarted,
-    ev.ClockStopped: _ClockStopped,
-    ev.HandPaused: _Paused,
-    ev.HandResumed: _Resumed,
-    ev.TilesDealt: _Dealt,
-    ev.ExchangeResolved: _Resolved,
-    ev.MissingSuitsRevealed: _Revealed,
-    ev.TileDrawn: _Drawn,
-    ev.ResponseWindowOpened: _Window,
-    ev.Punged: _Punged,
-    ev.WallExhausted: _Exhausted,
-    ev.SettlementItem: _Item,
-    ev.HandEnded: _Ended,
-}
-"""The peek type of every event type (tests hold it to ``EVENT_TYPES``)."""
-
-_COMMAND_OF = {PEEK_OF[kind]: rebuild for kind, rebuild in COMMAND_OF.items()}
-"""A decision's peek is rebuilt into its command by the same function as its decoded event."""
-
-
-def peek_command(peek: Any, decision_seq: int) -> cmd.HandCommand | None:
-    """``command_for`` of a peek: the command that caused the peeked decision event."""
-    rebuild = _COMMAND_OF.get(type(peek))
-    return None if rebuild is None else rebuild(peek, decision_seq)
-
-
-class _Record(msgspec.Struct, gc=False):
-    event: _AnyPeek
-
-
-_PEEK_EVENTS = msgspec.json.Decoder(list[_AnyPeek])
-_PEEK_RECORD = msgspec.json.Decoder(_Record)
 _ENCODER = msgspec.json.Encoder()
 
 
@@ -279,20 +105,25 @@ def audit_if_exact(encoded: bytes | bytearray | memoryview | Sequence[bytes]) ->
 def _redecide(
     peeks: list[Any], records: Sequence[bytes], array: bytes | bytearray | memoryview | None
 ) -> tuple[list[ev.Event], HandState] | None:
-    """The events re-deciding the peeked log emits, as ``hand_audit._check_redecided`` runs
-    it, and the final state; None where that would find a problem (or where the log is not
-    even shaped for it). The log is its events' ``peeks`` (from ``array``), or (with no
-    peeks) its ``records``, peeked at as they are read."""
+    """The events re-deciding the peeked log emits and the final state; None where
+    ``redecide`` finds a problem (or where the log is not even shaped for it). The log is its
+    events' ``peeks`` (from ``array``), or (with no peeks) its ``records``, peeked at as they
+    are read."""
     lazy = not peeks
     n = len(records) if lazy else len(peeks)
-    decode = _PEEK_RECORD.decode
     if n <= OPENING:
         return None
+    logged_at: Callable[[int], Any]
     if lazy:
-        started, wall = decode(records[0]).event, decode(records[OPENING - 1]).event
+        decode = _PEEK_RECORD.decode
+
+        def logged_at(pos: int) -> Any:
+            return decode(records[pos]).event
+
     else:
-        started, wall = peeks[0], peeks[OPENING - 1]
-    if type(started) is not ev.HandStarted or type(wall) is not _Wall or wall.seed is None:
+        logged_at = peeks.__getitem__
+    started, wall = logged_at(0), logged_at(OPENING - 1)
+    if type(started) is not ev.HandStarted or type(wall) is not _WALL or wall.seed is None:
         return None
     try:
         seed = bytes.fromhex(wall.seed)
@@ -314,39 +145,12 @@ def _redecide(
         head = b"[" + b",".join(opening) + b","
         if array[: len(head)] != head:
             return None
-    pos = OPENING
-    last: cmd.HandCommand | None = None
-    timed = state.clock is not None
-    clocks_due = timed  # they start after the opening and each decision
-    rebuilder = _COMMAND_OF.get
-    while pos < n:
-        if state.phase == "ended":
-            return None  # events after the end
-        peek = decode(records[pos]).event if lazy else peeks[pos]
-        if clocks_due:
-            clocks_due = False
-            if type(peek) is not _ClockStarted and type(peek) is not _ClockStopped:
-                return None
-            ticked = clock_tick(state, peek, last)
-            if ticked is None or not ticked[0] or clock_limit_problem(*ticked) is not None:
-                return None
-            made += ticked[0]
-            pos += len(ticked[0])
-            last = None
-            continue
-        rebuild = rebuilder(type(peek))
-        if rebuild is None:
-            return None  # an automatic event where a decision is due
-        command = rebuild(peek, state.decision_seq)
-        if command is None:
+    # The steps are not compared one by one: all the events are, as bytes, by the caller.
+    for step in redecide(state, logged_at, n):
+        if isinstance(step, str):
             return None
-        result = handle(state, command)
-        if type(result) is not list:
-            return None  # a Rejection: the logged decision is not legal
-        made += result
-        pos += len(result)
-        last = command
-        clocks_due = timed
-    if pos != n or state.phase != "ended":
-        return None
+        made += step
     return made, state
+
+
+_WALL = PEEK_OF[ev.WallBuilt]

@@ -6,10 +6,10 @@ A hand's log is trusted for nothing but the players' (and the clock's) decisions
 2. checks the revealed seed against the commitment published when the hand started;
 3. re-derives the deal (the dealt tiles, the wall, the exchange direction) from the seed with
    the RULES.md §1.1 shuffle;
-4. re-decides the hand: from a fresh state dealt by the same seed, every logged decision is
-   rebuilt as the command that caused it and run through the rules engine, whose events must
-   equal the logged ones field for field (automatic events — draws, windows, wins on discards,
-   settlement, the end — are never taken from the log, only compared);
+4. re-decides the hand (``redecide``): from a fresh state dealt by the same seed, every logged
+   decision is rebuilt as the command that caused it and run through the rules engine, whose
+   events must equal the logged ones field for field (automatic events — draws, windows, wins
+   on discards, settlement, the end — are never taken from the log, only compared);
    — in a timed hand the clock events after each decision are recomputed the same way from
    the time they state, and every timeout must have come after its deadline and the lag
    allowance, every answer before;
@@ -23,30 +23,15 @@ the seq of the event it is about.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
-from schemas import commands as cmd
 from schemas import events as ev
-from services.rules import (
-    NAMES,
-    SEED_BYTES,
-    Deal,
-    HandState,
-    handle,
-    placements,
-    shuffle,
-    start_hand,
-    tick,
-)
-
-OPENING = 6
-"""HandStarted, four TilesDealt and WallBuilt: the events ``start_hand`` emits."""
-
-MAX_VALUE_CHARS = 160
+from services.audit.redecide import OPENING, describe, fresh_hand, redecide, show, tag
+from services.rules import NAMES, SEED_BYTES, Deal, placements, shuffle
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,16 +96,16 @@ def _check_sequence(
         for e in events:
             seq = e.seq
             if seq in seen:
-                problems.append(f"seq {seq}: seq {seq} appears twice (a duplicated {_tag(e)})")
+                problems.append(f"seq {seq}: seq {seq} appears twice (a duplicated {tag(e)})")
             elif seq < expected:
-                problems.append(f"seq {seq}: {_tag(e)} is out of order (after seq {expected - 1})")
+                problems.append(f"seq {seq}: {tag(e)} is out of order (after seq {expected - 1})")
             elif seq > expected:
                 gap = (
                     f"seq {expected} is"
                     if seq == expected + 1
                     else f"seqs {expected}-{seq - 1} are"
                 )
-                problems.append(f"seq {seq}: {gap} missing before this {_tag(e)} (a gap)")
+                problems.append(f"seq {seq}: {gap} missing before this {tag(e)} (a gap)")
             seen.add(seq)
             expected = max(expected, seq + 1)
     if {(e.table_id, e.hand_id) for e in events} != {(table_id, hand_id)}:
@@ -144,7 +129,7 @@ def _check_opening_shape(events: Sequence[ev.Event], problems: list[str]) -> _Op
     kinds.append(ev.WallBuilt)
     for i, want in enumerate(kinds):
         if i >= len(head) or not isinstance(head[i], want):
-            got = _tag(head[i]) if i < len(head) else "nothing"
+            got = tag(head[i]) if i < len(head) else "nothing"
             seq = head[i].seq if i < len(head) else i + 1
             problems.append(
                 f"seq {seq}: the opening must be hand_started, four tiles_dealt and wall_built; "
@@ -242,162 +227,34 @@ def _check_redecided(
                 problems.append(_mismatch(logged, made))
     n = len(events)
     pos = OPENING
-    last: cmd.HandCommand | None = None
-    clocks_due = state.clock is not None  # they start after the opening and each decision
-    while pos < n:
-        logged = events[pos]
-        if clocks_due and state.phase != "ended":
-            clocks_due = False
-            if not isinstance(logged, _CLOCK_EVENTS):
-                problems.append(f"seq {logged.seq}: the clocks were not stopped or started here")
-                return
-            step = _check_clock(events, pos, state, last, problems)
-            if step == 0:
-                return
-            pos += step
-            last = None
-            continue
-        if state.phase == "ended":
-            problems.append(
-                f"seq {logged.seq}: {_tag(logged)} is logged after the hand ended (seq {state.seq})"
-            )
+    for step in redecide(state, events.__getitem__, n):
+        if isinstance(step, str):
+            problems.append(step)
             return
-        command = command_for(logged, state.decision_seq)
-        if command is None:
-            problems.append(
-                f"seq {logged.seq}: {_tag(logged)} is logged where a decision was due, but "
-                "no decision causes it; re-deciding the hand does not produce it"
-            )
+        end = pos + len(step)
+        if events[pos:end] != step:
+            problems.append(_first_difference(events, pos, step))
             return
-        result = handle(state, command)
-        if isinstance(result, cmd.Rejection):
-            problems.append(
-                f"seq {logged.seq}: the logged {_describe(logged)} is not a legal decision: "
-                f"{result.reason} ({result.code})"
-            )
-            return
-        k = len(result)
-        if events[pos : pos + k] != result:
-            for i, made in enumerate(result):
-                if pos + i >= n:
-                    problems.append(
-                        f"seq {events[-1].seq}: the log ends here but re-deciding continues "
-                        f"with {_tag(made)} (seq {made.seq})"
-                    )
-                    return
-                if events[pos + i] != made:
-                    problems.append(_mismatch(events[pos + i], made))
-                    return
-        pos += k
-        last = command
-        clocks_due = state.clock is not None
-    if state.phase != "ended":  # unreachable for a log ending in hand_ended; kept as a guard
-        problems.append(f"seq {events[-1].seq}: re-deciding the hand does not end it")
+        pos = end
 
 
-def fresh_hand(started: Any, deal: Deal, seed: bytes) -> tuple[HandState, list[ev.Event]]:
-    """``start_hand`` as the logged ``hand_started`` says (its ids, players, clock and flags),
-    dealt by ``seed``: the state re-deciding starts from, and the opening it emits."""
-    return start_hand(
-        started.table_id,
-        started.hand_id,
-        deal,
-        players=list(started.seats),
-        seed=seed,
-        command_id=started.command_id,
-        clock=started.clock,
-        rated=started.rated,
-        computer_seats=list(started.computer_seats),
-        pace=started.pace,
-    )
+def _first_difference(events: Sequence[ev.Event], pos: int, made: list[ev.Event]) -> str:
+    """The first of the re-decided events ``made`` that the log from ``pos`` does not hold."""
+    n = len(events)
+    clocks = type(made[0]) in _CLOCK_EVENTS  # only the clock (``tick``) makes clock events
+    for i, want in enumerate(made):
+        if pos + i >= n and not clocks:
+            return (
+                f"seq {events[-1].seq}: the log ends here but re-deciding continues "
+                f"with {tag(want)} (seq {want.seq})"
+            )
+        if pos + i >= n or events[pos + i] != want:
+            # Past the end of the log, clock events are held to its last event.
+            return _mismatch(events[min(pos + i, n - 1)], want)
+    raise AssertionError("the events are the same")
 
 
 _CLOCK_EVENTS = (ev.ClockStarted, ev.ClockStopped)
-
-
-def _check_clock(
-    events: Sequence[ev.Event],
-    pos: int,
-    state: HandState,
-    last: cmd.HandCommand | None,
-    problems: list[str],
-) -> int:
-    """Recompute the clock events at ``pos`` from the time they state; how many there are
-    (0 after a problem)."""
-    first = events[pos]
-    ticked = clock_tick(state, first, last)
-    if ticked is None:
-        assert isinstance(first, ev.ClockStopped)  # only a stop names a seat
-        problems.append(f"seq {first.seq}: seat {first.seat} had no clock running")
-        return 0
-    made, actor, limit_of = ticked
-    if not made or events[pos : pos + len(made)] != made:
-        for i, want in enumerate(made):
-            if pos + i >= len(events) or events[pos + i] != want:
-                got = events[min(pos + i, len(events) - 1)]
-                problems.append(_mismatch(got, want))
-                return 0
-        problems.append(f"seq {first.seq}: a clock event where no clock changes")
-        return 0
-    problem = clock_limit_problem(made, actor, limit_of)
-    if problem is not None:
-        problems.append(problem)
-        return 0
-    return len(made)
-
-
-def clock_tick(
-    state: HandState, first: Any, last: cmd.HandCommand | None
-) -> tuple[list[ev.Event], int | None, dict[int, int]] | None:
-    """Run the clock (applying its events to ``state``) at the time the first logged clock
-    event after a decision states: a ``clock_stopped`` its ``used_ms`` after the decision was
-    offered, a ``clock_started`` its ``at_ms``. Returns the clock events, the seat that made
-    the decision ``last`` and every running seat's time limit before them; None when a logged
-    stop names a seat whose clock was not running.
-
-    ``first`` is the logged event, decoded or peeked (see ``encoded_audit``): only its type
-    tag and the fields named above are read.
-    """
-    clock = state.clock
-    assert clock is not None
-    if _tag(first) == "clock_stopped":
-        run = clock.running.get(first.seat)
-        if run is None:
-            return None
-        now = run.offered_ms + first.used_ms
-    else:
-        now = first.at_ms
-    actor = None if last is None else last.seat
-    limit_of = {s: r.deadline_ms - r.offered_ms + clock.grace_ms for s, r in clock.running.items()}
-    timed_out = actor if isinstance(last, cmd.Timeout) else None
-    # New clocks run with the hand's lag allowance as logged (a hand played under an earlier
-    # policy re-derives exactly): the opening's clock_started sets it for the hand.
-    grace = clock.grace_ms
-    if _tag(first) == "clock_started":
-        grace = getattr(first, "grace_ms", grace)
-    made = tick(state, now, timed_out=timed_out, command_id=first.command_id, grace_ms=grace)
-    return made, actor, limit_of
-
-
-def clock_limit_problem(
-    made: list[ev.Event], actor: int | None, limit_of: dict[int, int]
-) -> str | None:
-    """Why the acting seat's stopped clock is wrong: a timeout before its time limit ran out,
-    or an answer after it; None when it is right (or the seat had no clock)."""
-    for e in made:
-        if isinstance(e, ev.ClockStopped) and e.seat == actor:
-            limit = limit_of[e.seat]
-            if e.timeout and e.used_ms < limit:
-                return (
-                    f"seq {e.seq}: seat {e.seat} was timed out after {e.used_ms} ms, "
-                    f"before its {limit} ms ran out"
-                )
-            if not e.timeout and e.used_ms > limit:
-                return (
-                    f"seq {e.seq}: seat {e.seat} answered after {e.used_ms} ms, past its {limit} ms"
-                )
-    return None
-
 
 _CHECKED_ABOVE: dict[type[Any], tuple[str, ...]] = {
     ev.HandStarted: ("commitment",),
@@ -406,120 +263,18 @@ _CHECKED_ABOVE: dict[type[Any], tuple[str, ...]] = {
 }
 
 
-def command_for(e: ev.Event, decision_seq: int) -> cmd.HandCommand | None:
-    """The command that caused decision event ``e``, or None for an automatic event.
-
-    A timed-out decision becomes the clock's ``Timeout`` for ``decision_seq`` (the pending
-    decision of the state the command is run on); the engine then plays the §8 default.
-
-    ``encoded_audit.peek_command`` does the same for an event's peek, with the same
-    functions (``COMMAND_OF``).
-    """
-    rebuild = COMMAND_OF.get(type(e))
-    return None if rebuild is None else rebuild(e, decision_seq)
-
-
-def _timed_out(e: Any, decision_seq: int) -> cmd.Timeout:
-    return cmd.Timeout(seat=e.seat, command_id=e.command_id, decision_seq=decision_seq)
-
-
-def _discarded(e: Any, decision_seq: int) -> cmd.HandCommand:
-    if e.timeout:
-        return _timed_out(e, decision_seq)
-    return cmd.Discard(seat=e.seat, tile=e.tile, command_id=e.command_id)
-
-
-def _passed(e: Any, decision_seq: int) -> cmd.HandCommand:
-    if e.timeout:
-        return _timed_out(e, decision_seq)
-    return cmd.Pass(seat=e.seat, command_id=e.command_id)
-
-
-def _claimed(e: Any, decision_seq: int) -> cmd.HandCommand | None:
-    if e.timeout:
-        return _timed_out(e, decision_seq)
-    if e.claim == "hu":
-        return cmd.Hu(seat=e.seat, command_id=e.command_id)
-    if e.claim == "pung":
-        return cmd.Pung(seat=e.seat, command_id=e.command_id)
-    if e.claim == "kong":
-        return cmd.ClaimKong(seat=e.seat, command_id=e.command_id)
-    return None
-
-
-def _konged(e: Any, decision_seq: int) -> cmd.HandCommand | None:
-    # An exposed kong, or an added kong after a robbing window, is automatic; an added
-    # kong nobody could rob is logged straight away, as a decision.
-    if e.kind in ("concealed", "added"):
-        return cmd.Kong(seat=e.seat, tile=e.tile, command_id=e.command_id)
-    return None
-
-
-def _robbing(e: Any, decision_seq: int) -> cmd.HandCommand:
-    return cmd.Kong(seat=e.declarer, tile=e.tile, command_id=e.command_id)
-
-
-def _won(e: Any, decision_seq: int) -> cmd.HandCommand | None:
-    if e.from_seat is not None:
-        return None
-    if e.timeout:
-        return _timed_out(e, decision_seq)
-    return cmd.Hu(seat=e.seat, command_id=e.command_id)
-
-
-def _exchanged(e: Any, decision_seq: int) -> cmd.HandCommand:
-    if e.timeout:
-        return _timed_out(e, decision_seq)
-    return cmd.ChooseExchange(seat=e.seat, tiles=list(e.tiles), command_id=e.command_id)
-
-
-def _declared(e: Any, decision_seq: int) -> cmd.HandCommand:
-    if e.timeout:
-        return _timed_out(e, decision_seq)
-    return cmd.DeclareMissing(seat=e.seat, suit=e.suit, command_id=e.command_id)
-
-
-def _paused(e: Any, decision_seq: int) -> cmd.HandCommand:
-    return cmd.Pause(seat=e.seat, command_id=e.command_id)
-
-
-def _resumed(e: Any, decision_seq: int) -> cmd.HandCommand:
-    return cmd.Resume(seat=e.seat, command_id=e.command_id)
-
-
-COMMAND_OF: dict[type[Any], Callable[[Any, int], cmd.HandCommand | None]] = {
-    ev.TileDiscarded: _discarded,
-    ev.Passed: _passed,
-    ev.ClaimDeclared: _claimed,
-    ev.Konged: _konged,
-    ev.RobbingWindowOpened: _robbing,
-    ev.Won: _won,
-    ev.ExchangeChosen: _exchanged,
-    ev.MissingSuitDeclared: _declared,
-    # Pause and resume are the human's decisions too: re-decided, so one the rules refuse
-    # (in a timed or rated hand, say) fails the audit.
-    ev.HandPaused: _paused,
-    ev.HandResumed: _resumed,
-}
-"""How each kind of decision event is rebuilt into its command. The functions read only the
-fields they name, so ``encoded_audit`` rebuilds its peeks (the same fields, decoded alone) with
-them too."""
-
-
 def _mismatch(logged: ev.Event, made: ev.Event) -> str:
     if type(logged) is not type(made):
         return (
-            f"seq {logged.seq}: the log has {_describe(logged)} but re-deciding the hand gives "
-            f"{_describe(made)}"
+            f"seq {logged.seq}: the log has {describe(logged)} but re-deciding the hand gives "
+            f"{describe(made)}"
         )
     diffs = [
-        f"{name} {_show(a)} logged, {_show(b)} re-decided"
+        f"{name} {show(a)} logged, {show(b)} re-decided"
         for name in logged.__struct_fields__
         if (a := getattr(logged, name)) != (b := getattr(made, name))
     ]
-    return f"seq {logged.seq}: {_tag(logged)} differs from the re-decided event: " + "; ".join(
-        diffs
-    )
+    return f"seq {logged.seq}: {tag(logged)} differs from the re-decided event: " + "; ".join(diffs)
 
 
 # --- 5. the money ----------------------------------------------------------------------------
@@ -575,32 +330,5 @@ def check_payments(
 _PAYING = frozenset({ev.Won, ev.Konged, ev.SettlementItem})
 
 
-# --- wording ---------------------------------------------------------------------------------
-
-
 def _is_seat(x: object) -> bool:
     return isinstance(x, int) and 0 <= x <= 3
-
-
-def _tag(e: Any) -> str:
-    tag = getattr(type(e), "__struct_config__", None)
-    return str(tag.tag) if tag is not None and tag.tag else type(e).__name__
-
-
-def _describe(e: ev.Event) -> str:
-    """An event's tag and its identifying fields, e.g. ``tile_discarded (seat 2, tile 5s)``."""
-    parts = []
-    for name in ("seat", "declarer", "discarder", "tile", "claim", "kind", "suit", "tiles"):
-        if name in e.__struct_fields__:
-            parts.append(f"{name} {_show(getattr(e, name))}")
-    if getattr(e, "timeout", False):
-        parts.append("on timeout")
-    return f"{_tag(e)} ({', '.join(parts)})" if parts else _tag(e)
-
-
-def _show(value: object) -> str:
-    try:
-        text = msgspec.json.encode(value).decode()
-    except (TypeError, msgspec.EncodeError):
-        text = repr(value)
-    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"

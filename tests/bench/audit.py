@@ -24,7 +24,7 @@ from schemas import events as ev
 from schemas.table import EventEnvelope, encode
 from services.audit import audit_encoded_hands, audit_hand, audit_hands, decode_hand
 from services.audit.encoded_audit import audit_if_exact
-from services.audit.hand_audit import OPENING, command_for
+from services.audit.redecide import OPENING, command_for
 from services.rules.hand import handle, start_hand
 from services.rules.selfplay import play_random_hand
 from services.rules.shuffle import shuffle

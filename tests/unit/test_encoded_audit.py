@@ -23,8 +23,8 @@ from services.audit import (
     audit_hands,
     decode_hand,
 )
-from services.audit.encoded_audit import PEEK_OF, audit_if_exact, peek_command
-from services.audit.hand_audit import command_for
+from services.audit.encoded_audit import audit_if_exact
+from services.audit.redecide import PEEK_OF, command_for
 from services.rules.clock import tick
 from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.selfplay import eager_choice, random_seed
@@ -94,7 +94,7 @@ def test_a_peeked_decision_is_rebuilt_into_the_same_command() -> None:
         peeks = audit_peeks(array(events))
         assert [type(p) for p in peeks] == [PEEK_OF[type(e)] for e in events]
         for e, p in zip(events, peeks, strict=True):
-            assert peek_command(p, 7) == command_for(e, 7)
+            assert command_for(p, 7) == command_for(e, 7)
             decisions += command_for(e, 7) is not None
             if isinstance(e, ev.ClockStopped | ev.ClockStarted):
                 for name in p.__struct_fields__:
@@ -277,7 +277,7 @@ def test_practice_hands_with_pauses_are_proven_by_their_bytes() -> None:
         assert audit_if_exact(records(events)) == want
         peeks = audit_peeks(array(events))
         for e, p in zip(events, peeks, strict=True):
-            assert peek_command(p, 7) == command_for(e, 7)
+            assert command_for(p, 7) == command_for(e, 7)
 
 
 def test_a_pause_in_a_timed_hand_gets_the_full_audits_failing_verdict() -> None:
