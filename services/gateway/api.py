@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Request, Response, delete, get, post
-from litestar.di import Provide
+from litestar import Request, Response, Router, delete, get, post
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import ResponseSpec
@@ -151,6 +151,13 @@ def _error_answer(exc: Exception) -> Response[ErrorOut]:
 
 # --- what the routes are given (Litestar dependency injection) ---------------------------------
 
+GatewayDep = NamedDependency[Gateway]
+"""A ``gateway`` parameter: the process's ``Gateway`` (see ``dependencies``)."""
+AccountDep = NamedDependency[Account]
+"""An ``account`` parameter: the caller's account; without a valid session, 401."""
+AdminDep = NamedDependency[Gateway]
+"""An ``admin`` parameter: the ``Gateway``, to the admin token only."""
+
 
 def _bearer(request: Request[Any, Any, Any]) -> str | None:
     header = request.headers.get("authorization", "")
@@ -159,14 +166,14 @@ def _bearer(request: Request[Any, Any, Any]) -> str | None:
     return None
 
 
-async def _account(request: Request[Any, Any, Any], gateway: Gateway) -> Account:
+async def _account(request: Request[Any, Any, Any], gateway: GatewayDep) -> Account:
     account = await gateway.accounts.authenticate(_bearer(request))
     if account is None:
         raise ApiError(401, "unauthorized", "log in first (Authorization: Bearer <token>)")
     return account
 
 
-async def _admin(request: Request[Any, Any, Any], gateway: Gateway) -> Gateway:
+async def _admin(request: Request[Any, Any, Any], gateway: GatewayDep) -> Gateway:
     expected = gateway.config.admin_token
     given = _bearer(request) or ""
     if not expected:
@@ -228,15 +235,9 @@ class SessionOut(msgspec.Struct, frozen=True, kw_only=True):
     account: Account
 
 
-@post(
-    "/api/auth/register",
-    status_code=201,
-    tags=["accounts"],
-    security=SESSION_OPTIONAL,
-    responses=errors(400, 409, 413),
-)
+@post("/auth/register", status_code=201, security=SESSION_OPTIONAL, responses=errors(400, 409, 413))
 async def register(
-    request: Request[Any, Any, Any], gateway: Gateway, data: JSONBody[NewAccount]
+    request: Request[Any, Any, Any], gateway: GatewayDep, data: JSONBody[NewAccount]
 ) -> SessionOut:
     """A new account; with a guest's token, that guest becomes a full account (its history
     stays)."""
@@ -248,9 +249,9 @@ async def register(
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post("/api/auth/login", status_code=200, tags=["accounts"], responses=errors(400, 401, 413))
+@post("/auth/login", status_code=200, responses=errors(400, 401, 413))
 async def login(
-    request: Request[Any, Any, Any], gateway: Gateway, data: JSONBody[Credentials]
+    request: Request[Any, Any, Any], gateway: GatewayDep, data: JSONBody[Credentials]
 ) -> SessionOut:
     """A session for a name and password; many attempts at one name, from any addresses,
     are slowed (429 ``too_many_attempts``)."""
@@ -259,21 +260,15 @@ async def login(
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post("/api/auth/guest", status_code=201, tags=["accounts"], responses=errors(503))
-async def guest(gateway: Gateway) -> SessionOut:
+@post("/auth/guest", status_code=201, responses=errors(503))
+async def guest(gateway: GatewayDep) -> SessionOut:
     """A guest account with a generated name, to play at once."""
     s = await gateway.accounts.guest()
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post(
-    "/api/auth/logout",
-    status_code=204,
-    tags=["accounts"],
-    security=SESSION_OPTIONAL,
-    responses=errors(),
-)
-async def logout(request: Request[Any, Any, Any], gateway: Gateway) -> None:
+@post("/auth/logout", status_code=204, security=SESSION_OPTIONAL, responses=errors())
+async def logout(request: Request[Any, Any, Any], gateway: GatewayDep) -> None:
     """End the session: its token opens nothing any more, and every socket bound to it is
     closed (``session_ended``), on every gateway."""
     token = _bearer(request)
@@ -288,8 +283,8 @@ class MeOut(msgspec.Struct, frozen=True, kw_only=True):
     queue_since_ms: int | None = None  # waiting for Quick Play since
 
 
-@get("/api/me", tags=["accounts"], security=SESSION, responses=errors(401))
-async def me(gateway: Gateway, account: Account) -> MeOut:
+@get("/me", security=SESSION, responses=errors(401))
+async def me(gateway: GatewayDep, account: AccountDep) -> MeOut:
     return MeOut(
         account=account,
         table_id=gateway.lobby.seated_at(account.id),
@@ -315,8 +310,8 @@ async def _table_out(gateway: Gateway, table_id: str, viewer: str | None) -> Tab
     return await table_info(gateway, table_id, viewer, proto.TableInfo)
 
 
-@get("/api/lobby", tags=["lobby"], security=SESSION, responses=errors(401))
-async def lobby(gateway: Gateway, account: Account) -> LobbyOut:
+@get("/lobby", responses=errors(401))
+async def lobby(gateway: GatewayDep, account: AccountDep) -> LobbyOut:
     """Public tables, open ones and those in play (to watch; never private or Quick Play
     ones), and where the caller sits."""
     tables = [
@@ -334,10 +329,8 @@ async def lobby(gateway: Gateway, account: Account) -> LobbyOut:
     )
 
 
-@get(
-    "/api/tables/{table_id:str}", tags=["lobby"], security=SESSION, responses=errors(400, 401, 404)
-)
-async def table(table_id: FromPath[str], gateway: Gateway, account: Account) -> TableOut:
+@get("/tables/{table_id:str}", responses=errors(400, 401, 404))
+async def table(table_id: FromPath[str], gateway: GatewayDep, account: AccountDep) -> TableOut:
     """A table's status and seats: public tables (open, started or closed) for everyone,
     private ones for their players only. A private table the caller may not see and a table
     that does not exist get the same answer: 404 ``no_such_table``."""
@@ -384,15 +377,9 @@ class CreateTableIn(msgspec.Struct, frozen=True, kw_only=True):
     options: lb.TableOptions = lb.TableOptions()
 
 
-@post(
-    "/api/tables",
-    status_code=201,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
+@post("/tables", status_code=201, responses=errors(400, 401, 409, 413, 503))
 async def create_table(
-    data: JSONBody[CreateTableIn], gateway: Gateway, account: Account
+    data: JSONBody[CreateTableIn], gateway: GatewayDep, account: AccountDep
 ) -> RequestOut:
     """Open a table (public or private, rated or casual, clock, computers) and sit at it."""
     return _out(await _ask(gateway, account, lb.CreateTable, options=data.options))
@@ -402,15 +389,9 @@ class JoinIn(msgspec.Struct, frozen=True, kw_only=True):
     code: str | None = None
 
 
-@post(
-    "/api/tables/{table_id:str}/join",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
+@post("/tables/{table_id:str}/join", status_code=200, responses=errors(400, 401, 409, 413, 503))
 async def join_table(
-    table_id: FromPath[str], data: JSONBody[JoinIn], gateway: Gateway, account: Account
+    table_id: FromPath[str], data: JSONBody[JoinIn], gateway: GatewayDep, account: AccountDep
 ) -> RequestOut:
     """Take a seat; a private table needs its invite code."""
     if data.code is not None and not (data.code.isascii() and len(data.code) <= 64):
@@ -427,17 +408,15 @@ def _table_action(
     """``POST /api/tables/{table_id}/<action>``: the request ``kind`` for the caller at that
     table, as matchmaking answers it (it decides who may: RULES.md §9)."""
 
-    async def route(table_id: FromPath[str], gateway: Gateway, account: Account) -> RequestOut:
+    async def route(
+        table_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+    ) -> RequestOut:
         return _out(await _ask(gateway, account, kind, table_id=table_id))
 
     route.__name__ = route.__qualname__ = name  # the OpenAPI operation's id and summary
     route.__doc__ = doc
     return post(
-        f"/api/tables/{{table_id:str}}/{action}",
-        status_code=200,
-        tags=["lobby"],
-        security=SESSION,
-        responses=errors(400, 401, 409, 503),
+        f"/tables/{{table_id:str}}/{action}", status_code=200, responses=errors(400, 401, 409, 503)
     )(route)
 
 
@@ -474,14 +453,10 @@ class QuickPlayIn(msgspec.Struct, frozen=True, kw_only=True):
     ) = None
 
 
-@post(
-    "/api/quickplay",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
-async def quick_play(data: JSONBody[QuickPlayIn], gateway: Gateway, account: Account) -> RequestOut:
+@post("/quickplay", status_code=200, responses=errors(400, 401, 409, 413, 503))
+async def quick_play(
+    data: JSONBody[QuickPlayIn], gateway: GatewayDep, account: AccountDep
+) -> RequestOut:
     """Wait for a rated ``standard`` table of four humans near one's rating."""
     after = data.computers_after_s
     if after is not None and not 5 <= after <= 600:
@@ -490,14 +465,8 @@ async def quick_play(data: JSONBody[QuickPlayIn], gateway: Gateway, account: Acc
     return _out(await _ask(gateway, account, lb.JoinQueue, rating=rating, computers_after_s=after))
 
 
-@delete(
-    "/api/quickplay",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(401, 409, 503),
-)
-async def leave_quick_play(gateway: Gateway, account: Account) -> RequestOut:
+@delete("/quickplay", status_code=200, responses=errors(401, 409, 503))
+async def leave_quick_play(gateway: GatewayDep, account: AccountDep) -> RequestOut:
     return _out(await _ask(gateway, account, lb.LeaveQueue))
 
 
@@ -506,14 +475,10 @@ class PracticeIn(msgspec.Struct, frozen=True, kw_only=True):
     pace: Literal["fast", "normal", "slow"] = "normal"
 
 
-@post(
-    "/api/practice",
-    status_code=201,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
-async def practice(data: JSONBody[PracticeIn], gateway: Gateway, account: Account) -> RequestOut:
+@post("/practice", status_code=201, responses=errors(400, 401, 409, 413, 503))
+async def practice(
+    data: JSONBody[PracticeIn], gateway: GatewayDep, account: AccountDep
+) -> RequestOut:
     """A practice hand: you against three computers, untimed and unrated (RULES.md §9): a
     private table with computers, dealt as soon as the player has it open; another hand
     after it is the player's choice (Play again)."""
@@ -529,6 +494,8 @@ async def practice(data: JSONBody[PracticeIn], gateway: Gateway, account: Accoun
 
 
 class RatingChange(msgspec.Struct, frozen=True, kw_only=True):
+    """One rated hand on a profile: these fields of the rating store's ``HistoryEntry``."""
+
     hand_id: str
     table_id: str
     points: int
@@ -547,13 +514,10 @@ class ProfileOut(msgspec.Struct, frozen=True, kw_only=True):
     history: list[RatingChange]
 
 
-@get(
-    "/api/players/{player:str}",
-    tags=["profiles"],
-    security=SESSION,
-    responses=errors(400, 401, 404),
-)
-async def player_profile(player: FromPath[str], gateway: Gateway, account: Account) -> ProfileOut:
+@get("/players/{player:str}", responses=errors(400, 401, 404))
+async def player_profile(
+    player: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> ProfileOut:
     """A player's name, rating (1500 and provisional before 10 rated hands) and its history."""
     shown = await gateway.accounts.store.account(player)
     if shown is None:
@@ -567,17 +531,7 @@ async def player_profile(player: FromPath[str], gateway: Gateway, account: Accou
         rating=s.rating,
         provisional=s.provisional,
         rated_hands=s.rated_hands,
-        history=[
-            RatingChange(
-                hand_id=h.hand_id,
-                table_id=h.table_id,
-                points=h.points,
-                rating_before=h.rating_before,
-                rating_after=h.rating_after,
-                delta=h.delta,
-            )
-            for h in found.history
-        ],
+        history=[msgspec.convert(h, RatingChange, from_attributes=True) for h in found.history],
     )
 
 
@@ -589,10 +543,10 @@ class Ranked(msgspec.Struct, frozen=True, kw_only=True):
     rated_hands: int
 
 
-@get("/api/ratings/leaderboard", tags=["profiles"], security=SESSION, responses=errors(400, 401))
+@get("/ratings/leaderboard", responses=errors(400, 401))
 async def ratings_leaderboard(
-    gateway: Gateway,
-    account: Account,
+    gateway: GatewayDep,
+    account: AccountDep,
     limit: FromQuery[int] = 50,
     offset: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = 0,
 ) -> list[Ranked]:
@@ -611,16 +565,11 @@ async def ratings_leaderboard(
     ]
 
 
-@get(
-    "/api/players/{player:str}/hands",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401),
-)
+@get("/players/{player:str}/hands", responses=errors(400, 401))
 async def player_hands(
     player: FromPath[str],
-    gateway: Gateway,
-    account: Account,
+    gateway: GatewayDep,
+    account: AccountDep,
     limit: FromQuery[int] = 20,
     before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
 ) -> list[HandRow]:
@@ -657,13 +606,10 @@ async def _hand(gateway: Gateway, account: Account, hand_id: str) -> tuple[list[
     return events, seat
 
 
-@get(
-    "/api/hands/{hand_id:str}/export",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401, 404),
-)
-async def export_hand(hand_id: FromPath[str], gateway: Gateway, account: Account) -> ExportOut:
+@get("/hands/{hand_id:str}/export", responses=errors(400, 401, 404))
+async def export_hand(
+    hand_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> ExportOut:
     """The hand's JSON event log (a finished hand: everything; else filtered, RULES.md §10)."""
     events, seat = await _hand(gateway, account, hand_id)
     return ExportOut(
@@ -684,13 +630,10 @@ class ReplayOut(msgspec.Struct, frozen=True, kw_only=True):
     steps: list[ReplayStep]
 
 
-@get(
-    "/api/hands/{hand_id:str}/replay",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401, 404, 409),
-)
-async def replay_hand(hand_id: FromPath[str], gateway: Gateway, account: Account) -> ReplayOut:
+@get("/hands/{hand_id:str}/replay", responses=errors(400, 401, 404, 409))
+async def replay_hand(
+    hand_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> ReplayOut:
     """A finished hand step by step with every hand shown, the commitment and the seed."""
     events, _ = await _hand(gateway, account, hand_id)
     if not hand_over(events):
@@ -705,13 +648,8 @@ async def replay_hand(hand_id: FromPath[str], gateway: Gateway, account: Account
     )
 
 
-@get(
-    "/api/tables/{table_id:str}/view",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401, 404),
-)
-async def table_view(table_id: FromPath[str], gateway: Gateway, account: Account) -> SeatView:
+@get("/tables/{table_id:str}/view", responses=errors(400, 401, 404))
+async def table_view(table_id: FromPath[str], gateway: GatewayDep, account: AccountDep) -> SeatView:
     """The current hand of a table as the caller may see it (the same ``SeatView`` the
     WebSocket pushes)."""
     w = await gateway.tables.peek(table_id)
@@ -735,14 +673,8 @@ class AuditOut(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[str]
 
 
-@post(
-    "/api/admin/audit",
-    status_code=200,
-    tags=["admin"],
-    security=ADMIN,
-    responses=errors(401, 403),
-)
-async def admin_audit(admin: Gateway) -> AuditOut:
+@post("/audit", status_code=200, responses=errors(401, 403))
+async def admin_audit(admin: AdminDep) -> AuditOut:
     """Re-verify every finished hand in the log (as ``mahjong-planet audit``)."""
     summary = await admin.audit()
     return AuditOut(
@@ -759,14 +691,8 @@ class RecomputeOut(msgspec.Struct, frozen=True, kw_only=True):
     summary: str
 
 
-@post(
-    "/api/admin/ratings/recompute",
-    status_code=200,
-    tags=["admin"],
-    security=ADMIN,
-    responses=errors(401, 403),
-)
-async def admin_recompute(admin: Gateway) -> RecomputeOut:
+@post("/ratings/recompute", status_code=200, responses=errors(401, 403))
+async def admin_recompute(admin: AdminDep) -> RecomputeOut:
     """Rebuild every rating from ``rating.results`` and compare with the live ratings."""
     report = await admin.ratings.recompute()
     return RecomputeOut(ok=report.ok, summary=report.summary())
@@ -775,7 +701,7 @@ async def admin_recompute(admin: Gateway) -> RecomputeOut:
 # --- meta ------------------------------------------------------------------------------------
 
 
-@get("/api/protocol.schema.json", tags=["meta"], responses=errors())
+@get("/api/protocol.schema.json", responses=errors())
 async def protocol_schema() -> dict[str, Any]:
     """The JSON Schema of the WebSocket frames (both directions)."""
     return proto.protocol_schema()
@@ -797,26 +723,25 @@ def _health(gateway: Gateway) -> Health:
     )
 
 
-@get("/healthz", tags=["meta"], responses=errors())
-async def healthz(gateway: Gateway) -> Health:
+@get("/healthz", responses=errors())
+async def healthz(gateway: GatewayDep) -> Health:
     return _health(gateway)
 
 
 @get(
     "/readyz",
-    tags=["meta"],
     responses={
         **errors(),
         503: ResponseSpec(Health, description="starting or stalled", generate_examples=False),
     },
 )
-async def readyz(gateway: Gateway) -> Response[Health]:
+async def readyz(gateway: GatewayDep) -> Response[Health]:
     """200 when the gateway follows the log and serves; 503 while starting or stalled."""
     health = _health(gateway)
     return Response(health, status_code=200 if health.ok else 503)
 
 
-@get("/metrics", tags=["meta"], include_in_schema=False)
+@get("/metrics", include_in_schema=False)
 async def metrics() -> Response[bytes]:
     """Prometheus metrics of this process."""
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -825,31 +750,39 @@ async def metrics() -> Response[bytes]:
 
 
 ROUTES = [
-    register,
-    login,
-    guest,
-    logout,
-    me,
-    lobby,
-    table,
-    create_table,
-    join_table,
-    leave_table,
-    play_again,
-    fill_table,
-    quick_play,
-    leave_quick_play,
-    practice,
-    player_profile,
-    ratings_leaderboard,
-    player_hands,
-    export_hand,
-    replay_hand,
-    table_view,
-    admin_audit,
-    admin_recompute,
-    protocol_schema,
-    healthz,
-    readyz,
-    metrics,
+    Router("/api", tags=["accounts"], route_handlers=[register, login, guest, logout, me]),
+    Router(
+        "/api",
+        tags=["lobby"],
+        security=SESSION,
+        route_handlers=[
+            lobby,
+            table,
+            create_table,
+            join_table,
+            leave_table,
+            play_again,
+            fill_table,
+            quick_play,
+            leave_quick_play,
+            practice,
+        ],
+    ),
+    Router(
+        "/api",
+        tags=["profiles"],
+        security=SESSION,
+        route_handlers=[player_profile, ratings_leaderboard],
+    ),
+    Router(
+        "/api",
+        tags=["history"],
+        security=SESSION,
+        route_handlers=[player_hands, export_hand, replay_hand, table_view],
+    ),
+    Router(
+        "/api/admin", tags=["admin"], security=ADMIN, route_handlers=[admin_audit, admin_recompute]
+    ),
+    Router("/", tags=["meta"], route_handlers=[protocol_schema, healthz, readyz, metrics]),
 ]
+"""The routes, by OpenAPI tag: each group's path prefix, tag and security requirement."""

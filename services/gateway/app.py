@@ -24,10 +24,16 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
-from services.gateway.api import ROUTES, ApiError, api_error_handler, dependencies
+from services.gateway.api import ROUTES, ApiError, GatewayDep, api_error_handler, dependencies
 from services.gateway.connection import Connection
 from services.gateway.gateway import Gateway
-from services.gateway.limits import ASGIApp, PathGuard, RateLimitMiddleware, client_address
+from services.gateway.limits import (
+    ASGIApp,
+    PathGuard,
+    RateLimitMiddleware,
+    client_address,
+    refuse,
+)
 from services.gateway.metrics import WebSocketMetrics
 from services.gateway.protocol import WS_CLOSE_TRY_AGAIN
 
@@ -135,7 +141,7 @@ class SecurityHeaders:
 
 
 @websocket("/ws")
-async def table_socket(socket: WebSocket[Any, Any, Any], gateway: Gateway) -> None:
+async def table_socket(socket: WebSocket[Any, Any, Any], gateway: GatewayDep) -> None:
     """The table WebSocket: see docs/gateway.md and ``protocol.py``."""
     address = client_address(socket.scope, gateway.config.trusted_proxies)  # type: ignore[arg-type]
     if not gateway.ws_open.acquire(address, gateway.config.limits.ws_per_address):
@@ -173,19 +179,9 @@ class NotYetReady:
         if scope.get("path", "") in self.OPEN:
             await self.app(scope, receive, send)
             return
-        body = b'{"code":"starting","reason":"the gateway is starting; try again","params":{}}'
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", b"2"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        reason = "the gateway is starting; try again"
+        error = {"code": "starting", "reason": reason, "params": {}}
+        await refuse(send, 503, error, ((b"retry-after", b"2"),))
 
 
 def create_app(gateway: Gateway) -> Litestar:
