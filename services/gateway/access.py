@@ -16,6 +16,9 @@ a decision; the caller turns a refusal into its own answer (HTTP 404, a closing 
   hand's table is public. Otherwise it answers as a hand that does not exist.
 - **Driving a seat** (``command`` frames): only the account's own seat in the current hand.
   Who sits in the hand is the hand's log (``hand_started.seats``), not the lobby.
+- **Lists** filter by their own queries: the lobby lists public tables that are not Quick
+  Play (``LobbyWatcher.public_tables``); a player's hands list a private table's hands only to
+  those who played them too (the hand-history store, ``services/history``).
 - **Sitting down, leaving, playing again, filling with computers**: matchmaking's decision
   (RULES.md §9), refused there (409 with its code); the gateway only forwards the request for
   the authenticated account.
