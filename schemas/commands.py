@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated
 
 import msgspec
 from msgspec import Meta
 
+from schemas.codes import RuleCode
 from schemas.types import Count, Ref, Seat, Suit, Tile
 
 
@@ -97,19 +99,8 @@ Command = (
     | Resume
 )
 
-COMMAND_TYPES: tuple[type[HandCommand], ...] = (
-    ChooseExchange,
-    DeclareMissing,
-    Discard,
-    Kong,
-    Hu,
-    Pung,
-    ClaimKong,
-    Pass,
-    Timeout,
-    Pause,
-    Resume,
-)
+COMMAND_TYPES: tuple[type[HandCommand], ...] = typing.get_args(Command)
+"""Every command type, in the order of ``Command`` (the one list of them)."""
 
 
 class Rejection(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,6 +109,6 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True):
     Clients translate by code; the reason is for logs and tests.
     """
 
-    code: str
+    code: RuleCode
     reason: str
     params: dict[str, str | int] = {}

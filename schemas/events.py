@@ -7,6 +7,7 @@ private to one seat or to the server; ``services.rules.view`` decides who may se
 
 from __future__ import annotations
 
+import typing
 from typing import Literal
 
 import msgspec
@@ -286,28 +287,5 @@ Event = (
     | HandResumed
 )
 
-EVENT_TYPES: tuple[type[HandEvent], ...] = (
-    HandStarted,
-    TilesDealt,
-    WallBuilt,
-    ExchangeChosen,
-    ExchangeResolved,
-    MissingSuitDeclared,
-    MissingSuitsRevealed,
-    TileDrawn,
-    TileDiscarded,
-    ResponseWindowOpened,
-    RobbingWindowOpened,
-    ClaimDeclared,
-    Passed,
-    Punged,
-    Konged,
-    Won,
-    WallExhausted,
-    SettlementItem,
-    HandEnded,
-    ClockStarted,
-    ClockStopped,
-    HandPaused,
-    HandResumed,
-)
+EVENT_TYPES: tuple[type[HandEvent], ...] = typing.get_args(Event)
+"""Every event type, in the order of ``Event`` (the one list of them)."""

@@ -13,7 +13,8 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from schemas import SCHEMA_VERSION, too_deep
+from schemas import SCHEMA_VERSION, decode_current, decode_with
+from schemas.codes import LobbyCode
 from schemas.rating import Points
 from schemas.types import PlayerId, Ref
 
@@ -159,6 +160,13 @@ class LobbyEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     at_ms: int = 0
 
 
+class PlayerAtTable(LobbyEvent, frozen=True):
+    """A lobby event about one player at one table (the fields of the events below)."""
+
+    table_id: str
+    player: str
+
+
 class TableOpened(LobbyEvent, frozen=True, tag="table_opened"):
     """A table was created. ``code`` is set for private tables only; the gateway never shows
     it to anyone but the creator, and private tables never appear in the lobby."""
@@ -170,26 +178,17 @@ class TableOpened(LobbyEvent, frozen=True, tag="table_opened"):
     quick_play: bool = False
 
 
-class SeatTaken(LobbyEvent, frozen=True, tag="seat_taken"):
+class SeatTaken(PlayerAtTable, frozen=True, tag="seat_taken"):
     """A player sat down at an open table."""
 
-    table_id: str
-    player: str
 
-
-class SeatLeft(LobbyEvent, frozen=True, tag="seat_left"):
+class SeatLeft(PlayerAtTable, frozen=True, tag="seat_left"):
     """A player left a table (before a hand, between hands, or after winning): free now."""
 
-    table_id: str
-    player: str
 
-
-class SeatLeaving(LobbyEvent, frozen=True, tag="seat_leaving"):
+class SeatLeaving(PlayerAtTable, frozen=True, tag="seat_leaving"):
     """A player left during a hand they are still in: the clock plays their seat, and they
     are free, and out of the table, once the hand ends."""
-
-    table_id: str
-    player: str
 
 
 class TableFound(LobbyEvent, frozen=True, tag="table_found"):
@@ -205,18 +204,12 @@ class TableFound(LobbyEvent, frozen=True, tag="table_found"):
     present: list[str] = []
 
 
-class PlayerArrived(LobbyEvent, frozen=True, tag="player_arrived"):
+class PlayerArrived(PlayerAtTable, frozen=True, tag="player_arrived"):
     """A seated human's client has the table open (``ArriveAtTable``)."""
 
-    table_id: str
-    player: str
 
-
-class PlayerDone(LobbyEvent, frozen=True, tag="player_done"):
+class PlayerDone(PlayerAtTable, frozen=True, tag="player_done"):
     """A player has won and left the current hand; they may leave the table at once."""
-
-    table_id: str
-    player: str
 
 
 class HandFinished(LobbyEvent, frozen=True, tag="hand_finished"):
@@ -228,11 +221,8 @@ class HandFinished(LobbyEvent, frozen=True, tag="hand_finished"):
     points: dict[str, int] = {}
 
 
-class PlayAgainPressed(LobbyEvent, frozen=True, tag="play_again_pressed"):
+class PlayAgainPressed(PlayerAtTable, frozen=True, tag="play_again_pressed"):
     """A seated human asked for the next hand."""
-
-    table_id: str
-    player: str
 
 
 class TableReopened(LobbyEvent, frozen=True, tag="table_reopened"):
@@ -307,7 +297,7 @@ class RequestRefused(msgspec.Struct, frozen=True, kw_only=True):
 
     request_id: str
     player: str
-    code: str
+    code: LobbyCode
     reason: str
     params: dict[str, str | int] = {}
     v: int = SCHEMA_VERSION
@@ -319,18 +309,9 @@ _event_decoder = msgspec.json.Decoder(LobbyEnvelope)
 
 def decode_request(raw: bytes) -> Request:
     """A request from ``match.requests``; raises ``msgspec.DecodeError`` with the reason."""
-    try:
-        envelope = _request_decoder.decode(raw)
-    except RecursionError as exc:
-        raise too_deep(exc) from None
-    if envelope.v > SCHEMA_VERSION:
-        raise msgspec.ValidationError(f"schema version {envelope.v} is newer than {SCHEMA_VERSION}")
-    return envelope.request
+    return decode_current(_request_decoder, raw).request
 
 
 def decode_lobby_event(raw: bytes) -> Event:
     """An event from ``lobby.events``; raises ``msgspec.DecodeError`` saying why not."""
-    try:
-        return _event_decoder.decode(raw).event
-    except RecursionError as exc:
-        raise too_deep(exc) from None
+    return decode_with(_event_decoder, raw).event

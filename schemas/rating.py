@@ -12,7 +12,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from schemas import SCHEMA_VERSION, too_deep
+from schemas import SCHEMA_VERSION, decode_current
 from schemas.types import Name, PlayerId, RequiredRef, Seat, TimeMs
 
 POINTS_LIMIT = 1_000_000
@@ -70,10 +70,4 @@ def decode_result(raw: bytes) -> RatedHandResult:
     ``ValidationError``) when the bytes are not one, a field is out of its bounds (see
     ``RatedHandResult``), or they come from a newer schema. The live service and
     ``ratings recompute`` both read results through this function only."""
-    try:
-        result = _decoder.decode(raw)
-    except RecursionError as exc:
-        raise too_deep(exc) from None
-    if result.v > SCHEMA_VERSION:
-        raise msgspec.ValidationError(f"schema version {result.v} is newer than {SCHEMA_VERSION}")
-    return result
+    return decode_current(_decoder, raw)

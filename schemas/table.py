@@ -13,7 +13,8 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from schemas import SCHEMA_VERSION, too_deep
+from schemas import SCHEMA_VERSION, decode_current, decode_with
+from schemas.codes import TableCode
 from schemas.commands import Command
 from schemas.events import Event
 from schemas.types import Name, PlayerId, Ref, Seat
@@ -42,7 +43,7 @@ class CommandRejected(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str
     command_id: str
     seat: int | None
-    code: str
+    code: TableCode
     reason: str
     params: dict[str, str | int] = {}
 
@@ -107,18 +108,9 @@ def encode(message: msgspec.Struct) -> bytes:
 def decode_command(raw: bytes) -> TableCommand:
     """A command from ``table.commands``; raises ``msgspec.DecodeError`` (or its subclass
     ``ValidationError``) with a readable reason when the bytes are not a valid command."""
-    try:
-        envelope = _command_decoder.decode(raw)
-    except RecursionError as exc:
-        raise too_deep(exc) from None
-    if envelope.v > SCHEMA_VERSION:
-        raise msgspec.ValidationError(f"schema version {envelope.v} is newer than {SCHEMA_VERSION}")
-    return envelope.command
+    return decode_current(_command_decoder, raw).command
 
 
 def decode_event(raw: bytes) -> Event:
     """An event from ``table.events``; raises ``msgspec.DecodeError`` saying why not."""
-    try:
-        return _event_decoder.decode(raw).event
-    except RecursionError as exc:
-        raise too_deep(exc) from None
+    return decode_with(_event_decoder, raw).event

@@ -151,7 +151,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 service_task = asyncio.create_task(service.run(stop))
                 await asyncio.wait_for(service.ready.wait(), 60)
             result = await simulate(
-                event_log, args.hands, args.tables, args.seed, progress, bots=args.bots
+                event_log, args.hands, args.tables, progress=progress, bots=args.bots
             )
             stop.set()
             if service_task is not None:
@@ -445,7 +445,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_log_options(p)
     p.add_argument("--hands", type=int, default=100, help="hands to play (default 100)")
     p.add_argument("--tables", type=int, default=20, help="tables at once (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="unused (the bots are deterministic)")
     p.add_argument(
         "--bots",
         type=_bot_strengths,

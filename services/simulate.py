@@ -52,7 +52,6 @@ async def simulate(
     event_log: EventLog,
     hands: int,
     tables: int = 20,
-    seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     deadline_s: float = 3600.0,
     measure_s: float | None = None,
@@ -66,11 +65,10 @@ async def simulate(
     reports what was done by then. With ``think_s`` each decision is sent after a pause
     drawn uniformly from half to one and a half times it (players at a human pace; latency is
     timed from the send), and so is each hand's start, as players take a moment between
-    hands: paced tables open spread over a second, not all in the same poll. ``seed`` is
-    accepted for older callers and unused: bots decide deterministically from their views and
-    the table service shuffles each hand.
+    hands: paced tables open spread over a second, not all in the same poll. There is no
+    seed: bots decide deterministically from their views and the table service shuffles each
+    hand.
     """
-    del seed
     players = [make_bot(name) for name in bots]
     if len(players) != 4:
         raise ValueError("simulate needs four bots, one per seat")

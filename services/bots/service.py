@@ -14,8 +14,10 @@ On assignment the state is rebuilt from the tails of the active hands, like the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -31,10 +33,10 @@ from services.bots.pace import PACES, Pace
 from services.rules.hand import pending_seats
 from services.rules.state import HandState, ReplayError, apply
 from services.rules.view import seat_view
-from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
+from services.runtime.log import EventLog, Outgoing, Processor, Record
 from services.runtime.ops import RoundTrips
-from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
-from services.table.tail import active_tail
+from services.runtime.topics import TABLE_COMMANDS
+from services.table.tail import HandFollower
 
 log = logging.getLogger("mahjong.bots")
 
@@ -59,7 +61,7 @@ class TablePlay:
     pauses: int = 0  # hand_paused events seen: a command planned before one is not sent
 
 
-class BotService:
+class BotService(HandFollower[TablePlay]):
     """Computer players for every table with computer seats in its partitions."""
 
     def __init__(
@@ -70,50 +72,34 @@ class BotService:
         pace: str | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        self.log = event_log
-        self.group = group
+        super().__init__(event_log, group)
         self.pace_override = None if pace is None else PACES[pace]
         self.rng = rng or random.Random()
-        self.tables: dict[str, TablePlay] = {}
-        self.positions: dict[int, int] = {}
-        self.processor: Processor | None = None
-        self.ready = asyncio.Event()
         self.decisions = 0
         self._timers: set[asyncio.Task[None]] = set()
         self.round_trips = RoundTrips("bots")
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Play until ``stop`` is set."""
-        processor = self.log.processor(self.group, TABLE_EVENTS, self._assigned, self._revoked)
-        self.processor = processor
-        await processor.start()
-        self.ready.set()
+    def counters(self) -> Mapping[str, int]:
+        return {"decisions": self.decisions}
+
+    async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
+        """Follow the hands, then decide for the computer seats of the tables touched."""
+        touched: set[str] = set()
+        for partition, records in batch.items():
+            touched |= self._follow(partition, records)
+        await self._play(touched)
+
+    @contextlib.asynccontextmanager
+    async def beside(self, stop: asyncio.Event) -> AsyncIterator[None]:
+        """Commands sent after their pace, while the hands are followed."""
         try:
-            while not stop.is_set():
-                batch = await processor.poll(1000, timeout_s=0.05)
-                touched: set[str] = set()
-                for partition, records in batch.items():
-                    touched |= self._follow(partition, records)
-                await self._play(touched)
+            yield
         finally:
             for timer in self._timers:
                 timer.cancel()
             await asyncio.gather(*self._timers, return_exceptions=True)
-            await processor.stop()
-            self.ready.clear()
 
     # --- following the hands -------------------------------------------------------------------
-
-    def _follow(self, partition: int, records: list[Record]) -> set[str]:
-        start = self.positions.get(partition)
-        if start is None:
-            return set()
-        touched = set()
-        for record in records:
-            if record.offset >= start and self._fold(partition, record):
-                touched.add(record.key)
-        self.positions[partition] = max(start, records[-1].offset + 1)
-        return touched
 
     def _fold(self, partition: int, record: Record) -> bool:
         """Fold one event; whether it belongs to a table with computer seats."""
@@ -212,21 +198,9 @@ class BotService:
     async def _assigned(self, partitions: set[int]) -> None:
         assert self.processor is not None
         for p in sorted(partitions):
-            await self._revoked({p})
-            start, end = await active_tail(self.log, p)
-            self.positions[p] = start
-            async for record in read_through(self.log, TABLE_EVENTS, p, start, end):
-                self._fold(p, record)
-            self.positions[p] = end
-            self.processor.seek(p, end)
+            self.processor.seek(p, await self._fold_tail(p))
             # Decisions pending when the service stopped are answered now.
             await self._play({t for t, play in self.tables.items() if play.partition == p})
-
-    async def _revoked(self, partitions: set[int]) -> None:
-        for p in partitions:
-            self.positions.pop(p, None)
-        for table_id in [t for t, x in self.tables.items() if x.partition in partitions]:
-            del self.tables[table_id]
 
 
 def _addressed(command: cmd.HandCommand, state: HandState) -> cmd.HandCommand:

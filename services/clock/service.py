@@ -13,11 +13,12 @@ sent twice is applied once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -27,8 +28,8 @@ from schemas import commands as cmd
 from schemas import events as ev
 from schemas.table import CommandEnvelope, decode_command, decode_event, encode
 from services.runtime.log import EventLog, Outgoing, Processor, Record, read_through
-from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS
-from services.table.tail import active_tail
+from services.runtime.topics import TABLE_COMMANDS
+from services.table.tail import HandFollower
 
 log = logging.getLogger("mahjong.clock")
 
@@ -74,7 +75,7 @@ class TableClocks:
     seats: dict[int, Deadline] = field(default_factory=dict)
 
 
-class ClockService:
+class ClockService(HandFollower[TableClocks]):
     """Sends the timeouts of every table whose ``table.events`` partition it is assigned."""
 
     def __init__(
@@ -87,55 +88,41 @@ class ClockService:
         retry_ms: int = RETRY_MS,
         max_wait_s: float = 1.0,
     ) -> None:
-        self.log = event_log
-        self.group = group
+        super().__init__(event_log, group)
         self.table_group = table_group
         self.now_ms = now_ms
         self.retry_ms = retry_ms
         self.max_wait_s = max_wait_s  # how long the timer sleeps at most (tests speed time up)
-        self.tables: dict[str, TableClocks] = {}
-        self.positions: dict[int, int] = {}
         self._heap: list[tuple[int, int, Deadline]] = []
         self._counter = 0
         self._wake = asyncio.Event()
-        self.processor: Processor | None = None
-        self.ready = asyncio.Event()
         self.fired = 0
         # Send time past the due time, per timeout sent: the latest ones only, so a
         # long-running service does not grow it forever (the histogram keeps the rest).
         self.delays_ms: deque[int] = deque(maxlen=100_000)
 
+    def counters(self) -> Mapping[str, int]:
+        return {"fired": self.fired, "running": self.running()}
+
     # --- the loops ---------------------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Follow the log and fire timeouts until ``stop`` is set."""
-        processor = self.log.processor(self.group, TABLE_EVENTS, self._assigned, self._revoked)
-        self.processor = processor
-        await processor.start()
-        self.ready.set()
+    async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
+        """Follow the log: the clocks started and stopped."""
+        for partition, records in batch.items():
+            self._follow(partition, records)
+
+    @contextlib.asynccontextmanager
+    async def beside(self, stop: asyncio.Event) -> AsyncIterator[None]:
+        """The timer that fires the timeouts, while the log is followed."""
         timer = asyncio.create_task(self._fire_loop(stop))
         try:
-            while not stop.is_set():
-                batch = await processor.poll(1000, timeout_s=0.05)
-                for partition, records in batch.items():
-                    self._follow(partition, records)
+            yield
         finally:
             # Let the timer finish a send in flight (it sees ``stop`` when it wakes), then end it.
             self._wake.set()
             await asyncio.wait({timer}, timeout=5)
             timer.cancel()
             await asyncio.gather(timer, return_exceptions=True)
-            await processor.stop()
-            self.ready.clear()
-
-    def _follow(self, partition: int, records: list[Record]) -> None:
-        start = self.positions.get(partition)
-        if start is None:
-            return  # not ours (any more)
-        for record in records:
-            if record.offset >= start:
-                self._fold(partition, record)
-        self.positions[partition] = max(start, records[-1].offset + 1)
 
     async def _fire_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -193,19 +180,19 @@ class ClockService:
 
     # --- the running clocks ------------------------------------------------------------------
 
-    def _fold(self, partition: int, record: Record) -> None:
+    def _fold(self, partition: int, record: Record) -> bool:
         value = record.value
         if b'"type":"clock_' not in value and b'"type":"hand_' not in value:
-            return  # cheap: most events do not move a clock
+            return False  # cheap: most events do not move a clock
         try:
             event = decode_event(value)
         except msgspec.DecodeError:
-            return  # the table service wrote it; nothing here can repair it
+            return False  # the table service wrote it; nothing here can repair it
         table = self.tables.get(event.table_id)
         if isinstance(event, ev.HandStarted):
             self.tables[event.table_id] = TableClocks(event.hand_id, partition)
         elif table is None or table.hand_id != event.hand_id:
-            return
+            return False
         elif isinstance(event, ev.ClockStarted):
             for s in event.seats:
                 due = s.deadline_ms + event.grace_ms
@@ -220,6 +207,7 @@ class ClockService:
                 del table.seats[event.seat]
         elif isinstance(event, ev.HandEnded):
             del self.tables[event.table_id]
+        return True
 
     def _arm(self, d: Deadline, fire_at: int) -> None:
         d.fire_at_ms = fire_at
@@ -243,20 +231,9 @@ class ClockService:
         for p in sorted(partitions):
             self.processor.seek(p, await self._rebuild(p, read_by_tables.get(p, 0)))
 
-    async def _revoked(self, partitions: set[int]) -> None:
-        for p in partitions:
-            self.positions.pop(p, None)
-        for table_id in [t for t, c in self.tables.items() if c.partition in partitions]:
-            del self.tables[table_id]
-
     async def _rebuild(self, partition: int, read_by_tables: int) -> int:
         """Fold the tail of the partition's active hands; the offset to follow from."""
-        await self._revoked({partition})
-        start, end = await active_tail(self.log, partition)
-        self.positions[partition] = start
-        async for record in read_through(self.log, TABLE_EVENTS, partition, start, end):
-            self._fold(partition, record)
-        self.positions[partition] = end
+        end = await self._fold_tail(partition)
         await self._skip_in_flight(partition, read_by_tables)
         log.info(
             "clock partition %d: %d seats timed, following from offset %d",

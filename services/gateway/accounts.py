@@ -30,6 +30,7 @@ import msgspec
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from schemas.codes import AccountCode
 from services.gateway.limits import LoginAttempts
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{3,24}$")
@@ -66,7 +67,9 @@ class AccountError(Exception):
     """A refused account operation: a stable ``code``, its ``params`` (for clients to
     translate) and an English reason."""
 
-    def __init__(self, code: str, reason: str, status: int = 400, **params: str | int) -> None:
+    def __init__(
+        self, code: AccountCode, reason: str, status: int = 400, **params: str | int
+    ) -> None:
         super().__init__(reason)
         self.code, self.reason, self.status, self.params = code, reason, status, params
 

@@ -23,6 +23,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
 from schemas import events as ev
 from schemas import lobby as lb
+from schemas.codes import Code
 from schemas.views import SeatView
 from services.gateway import access
 from services.gateway import protocol as proto
@@ -49,7 +50,7 @@ log = logging.getLogger("mahjong.gateway.api")
 class ApiError(Exception):
     """An answer other than success: HTTP status, stable code, reason, params."""
 
-    def __init__(self, status: int, code: str, reason: str, **params: str | int) -> None:
+    def __init__(self, status: int, code: Code, reason: str, **params: str | int) -> None:
         super().__init__(reason)
         self.status, self.code, self.reason, self.params = status, code, reason, params
 
@@ -58,7 +59,7 @@ class ErrorOut(msgspec.Struct, frozen=True, kw_only=True):
     """Every error answer: a stable ``code`` for clients to translate, ``params`` for the
     message, and an English ``reason``."""
 
-    code: str
+    code: Code
     reason: str
     params: dict[str, str | int] = {}
 
@@ -142,9 +143,8 @@ def _error_answer(exc: Exception) -> Response[ErrorOut]:
         headers = {"retry-after": str(retry)} if retry is not None else None
         return Response(body, status_code=exc.status, headers=headers)
     if isinstance(exc, HTTPException):
-        code = {413: "too_large", 404: "not_found", 405: "method_not_allowed"}.get(
-            exc.status_code, "bad_request"
-        )
+        by_status: dict[int, Code] = {413: "too_large", 404: "not_found", 405: "method_not_allowed"}
+        code = by_status.get(exc.status_code, "bad_request")
         return Response(ErrorOut(code=code, reason=str(exc.detail)), status_code=exc.status_code)
     return Response(ErrorOut(code="internal", reason="internal error"), status_code=500)
 

@@ -32,6 +32,7 @@ import msgspec
 
 from schemas import events as ev
 from schemas import lobby as lb
+from schemas.codes import Code
 from schemas.commands import Command
 from schemas.table import CommandEnvelope, CommandRejected
 from schemas.table import encode as encode_envelope
@@ -66,7 +67,7 @@ class Closing(Exception):
     """The socket is to be closed with an error frame first."""
 
     def __init__(
-        self, code: str, reason: str, ws_code: int = proto.WS_CLOSE_POLICY, **params: str | int
+        self, code: Code, reason: str, ws_code: int = proto.WS_CLOSE_POLICY, **params: str | int
     ) -> None:
         super().__init__(reason)
         self.code, self.reason, self.ws_code, self.params = code, reason, ws_code, params
@@ -97,7 +98,7 @@ class Connection:
         self.closed = False
         self.prefix = ""
         self.role = ""
-        self.closing: str | None = None  # a code to close with once the outbox is sent
+        self.closing: Code | None = None  # a code to close with once the outbox is sent
         self.arrived_for = 0  # the deal_by_ms of the deal this socket said it is here for
         self.session_key: str | None = None  # the SHA-256 of the hello's token
         self.ending: Closing | None = None  # the session ended: close with this
@@ -463,7 +464,7 @@ class Connection:
             )
         return False
 
-    def _error(self, code: str, reason: str, command_id: str | None = None, **params: Any) -> None:
+    def _error(self, code: Code, reason: str, command_id: str | None = None, **params: Any) -> None:
         self._queue(
             proto.ErrorFrame(code=code, reason=reason, params=params, command_id=command_id)
         )

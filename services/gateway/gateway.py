@@ -29,6 +29,7 @@ from services.history.store import HistoryStore
 from services.history.store import open_store as open_history_store
 from services.runtime.backoff import away_errors, until_done
 from services.runtime.log import EventLog, Follower
+from services.runtime.service import Health
 from services.runtime.topics import (
     LOBBY_EVENTS,
     MATCH_REPLIES,
@@ -151,6 +152,11 @@ class Gateway:
 
     def healthy(self) -> bool:
         return self.ready.is_set() and time.monotonic() - self._last_poll < 30
+
+    def probe(self) -> Health:
+        """For the sampler (``services.runtime.service.Service``): the gateway answers its
+        own ``/readyz``; it holds no partitions and watches its clients' tables."""
+        return Health(started=self.ready.is_set(), active=len(self.tables.tables))
 
     # --- helpers for routes and sockets ---------------------------------------------------------
 

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from schemas.codes import Code, TableCode
 from schemas.events import Event
 from schemas.lobby import TableOptions
 from schemas.views import SeatView
@@ -188,7 +189,7 @@ class Rejected(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=
     with ``params`` for translation, and an English ``reason``."""
 
     command_id: str
-    code: str
+    code: TableCode
     reason: str
     params: dict[str, str | int] = {}
 
@@ -199,7 +200,7 @@ class ErrorFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", ta
     The connection stays open unless the code is one of ``CLOSING_CODES``.
     """
 
-    code: str
+    code: Code
     reason: str
     params: dict[str, str | int] = {}
     command_id: str | None = None
@@ -214,7 +215,7 @@ class Pong(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="pon
 
 ServerFrame = Welcome | TableFrame | ViewFrame | EventsFrame | Rejected | ErrorFrame | Pong
 
-CLOSING_CODES = {
+CLOSING_CODES: set[Code] = {
     "unsupported_version",
     "unauthorized",
     "forbidden",

@@ -29,7 +29,9 @@ import prometheus_client as prom
 
 from services.history.fold import HandRow, HandsFold, TableFacts, table_facts
 from services.history.store import HistoryStore, Position, PositionKey, Step, rows_for
+from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, read_through
+from services.runtime.service import Health, Lag, idle, known, pause, run_stored
 from services.runtime.topics import LOBBY_EVENTS, TABLE_EVENTS
 
 log = logging.getLogger("mahjong.history")
@@ -76,6 +78,13 @@ class HistoryService:
         self.steps = 0
         self.failures = 0
 
+    def probe(self) -> Health:
+        return Health(
+            started=self.ready.is_set(),
+            lag=Lag(self.log, TABLE_EVENTS, known(self.positions)),
+            counters={"hands": self.hands, "steps": self.steps, "failures": self.failures},
+        )
+
     @property
     def positions(self) -> dict[int, int]:
         """The stored next offset of every ``table.events`` partition (for the lag gauge)."""
@@ -85,40 +94,45 @@ class HistoryService:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Project until ``stop`` is set."""
-        delay = self.retry_s
+
+        async def connect() -> None:
+            if not self.started:
+                await self.store.start()
+                self.started = True
+            await self.resync()
+            if not self.ready.is_set():
+                log.info(
+                    "history projection ready: positions %s, lobby.events at %d",
+                    self.positions,
+                    self.lobby_position,
+                )
+
+        async def lost(exc: BaseException, delay: float) -> None:
+            self.failures += 1
+            FAILURES.inc()
+            log.warning(
+                "history step failed (%s: %s); retrying in %.0f s",
+                type(exc).__name__,
+                exc,
+                delay,
+            )
+            await self._restart_store()
+
+        async def wait() -> None:
+            await self._idle(stop)
+
         try:
-            while not stop.is_set():
-                try:
-                    if not self.started:
-                        await self.store.start()
-                        self.started = True
-                    await self.resync()
-                    if not self.ready.is_set():
-                        log.info(
-                            "history projection ready: positions %s, lobby.events at %d",
-                            self.positions,
-                            self.lobby_position,
-                        )
-                    self.ready.set()
-                    delay = self.retry_s
-                    while not stop.is_set():
-                        if not await self.step():
-                            await self._idle(stop)
-                except PositionAhead:
-                    raise
-                except Exception as exc:
-                    self.ready.clear()
-                    self.failures += 1
-                    FAILURES.inc()
-                    log.warning(
-                        "history step failed (%s: %s); retrying in %.0f s",
-                        type(exc).__name__,
-                        exc,
-                        delay,
-                    )
-                    await self._restart_store()
-                    await _pause(stop, delay)
-                    delay = min(delay * 2, self.max_retry_s)
+            await run_stored(
+                stop,
+                self.ready,
+                self.step,
+                idle=wait,
+                connect=connect,
+                reconnect_on=(Exception,),
+                lost=lost,
+                backoff=Backoff(self.retry_s, self.max_retry_s),
+                fatal=(PositionAhead,),
+            )
         finally:
             self.ready.clear()
             if self.started:
@@ -216,25 +230,11 @@ class HistoryService:
 
     async def _idle(self, stop: asyncio.Event) -> None:
         began = time.monotonic()
-        waiter = asyncio.ensure_future(self.log.wait_for_change(TABLE_EVENTS, self.idle_s))
-        stopper = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            stopper.cancel()
+        await idle(self.log, TABLE_EVENTS, self.idle_s, stop)
         # Kafka's wait_for_change is a short sleep: poll its eight partitions less often.
         left = self.idle_s - (time.monotonic() - began)
         if left > 0 and not stop.is_set() and self.log.__class__.__name__ == "KafkaLog":
-            await _pause(stop, left)
-
-
-async def _pause(stop: asyncio.Event, seconds: float) -> None:
-    stopper = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({stopper}, timeout=seconds)
-    finally:
-        stopper.cancel()
+            await pause(stop, left)
 
 
 # --- rebuild ------------------------------------------------------------------------------

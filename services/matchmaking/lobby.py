@@ -24,6 +24,7 @@ from typing import Literal
 import msgspec
 
 from schemas import lobby as lb
+from schemas.codes import LobbyCode, SeatingCode
 from schemas.table import StartHand
 from schemas.types import COMPUTER_PREFIX
 
@@ -146,7 +147,7 @@ def decide(lobby: Lobby, request: lb.Request, now_ms: int, chance: Chance) -> Ou
     return result
 
 
-def _refuse(request: lb.MatchRequest, code: str, reason: str, **params: str | int) -> Refusal:
+def _refuse(request: lb.MatchRequest, code: LobbyCode, reason: str, **params: str | int) -> Refusal:
     return lb.RequestRefused(
         request_id=request.request_id,
         player=request.player,
@@ -178,7 +179,7 @@ def _free(lobby: Lobby, request: lb.MatchRequest, now: int) -> Output | Refusal:
     return []
 
 
-def options_problem(options: lb.TableOptions) -> tuple[str, str] | None:
+def options_problem(options: lb.TableOptions) -> tuple[SeatingCode, str] | None:
     """Why a table cannot be created with these options (RULES.md §8, §9), or None."""
     if options.rated and options.clock is None:
         return "rated_needs_clock", "a rated table needs a clock"

@@ -28,6 +28,7 @@ from services.runtime.backoff import Backoff, away_errors
 from services.runtime.log import EventLog
 from services.runtime.position import PositionBeyondEnd, check_position
 from services.runtime.progress import STALL_AFTER_S, Progress
+from services.runtime.service import Health, Lag, Stall, known, pause, run_stored
 from services.runtime.topics import LOBBY_EVENTS
 
 log = logging.getLogger("mahjong.lobby")
@@ -90,6 +91,14 @@ class LobbyProjection:
         self.progress = Progress(LOBBY_EVENTS, stall_after_s)
         self.ready = asyncio.Event()
 
+    def probe(self) -> Health:
+        return Health(
+            started=self.ready.is_set(),
+            stall=Stall.of(self.progress),
+            lag=Lag(self.log, LOBBY_EVENTS, known({0: self.position})),
+            counters={"projected": self.projected, "dead_letters": self.dead_letters},
+        )
+
     async def start(self) -> None:
         self.pool = await asyncpg.create_pool(self.dsn, min_size=1, max_size=2)
         async with self.pool.acquire() as conn, conn.transaction():
@@ -128,61 +137,54 @@ class LobbyProjection:
         projector waits, not ready, and starts again from the stored position; a batch that
         fails for another reason is retried with backoff (unreadable records are set aside
         on ``lobby.events.dlq``), and the stall gauge says so."""
-        backoff = Backoff()
         said = -60.0
+
+        async def connect() -> None:
+            await dead_letters.create_topic(self.log, LOBBY_EVENTS)
+            await self.start()
+            self.progress.advanced(self.position)
+
+        async def lost(exc: BaseException, delay: float) -> None:
+            nonlocal said
+            self.progress.failed(f"{type(exc).__name__}: {exc}")
+            if time.monotonic() - said >= 60.0:
+                said = time.monotonic()
+                log.warning(
+                    "PostgreSQL or the broker is away (%s: %s); retrying",
+                    type(exc).__name__,
+                    exc,
+                )
+            await self.close()
+            self.pool, self.lobby = None, Lobby()
+
+        async def failed(exc: Exception, backoff: Backoff) -> None:
+            self.progress.failed(f"{type(exc).__name__}: {exc}")
+            delay = backoff.pause_s()
+            log.exception(
+                "projecting lobby.events at %d failed; retrying in %.1f s", self.position, delay
+            )
+            await self._recover(stop, delay)
+
         try:
-            while not stop.is_set():
-                try:
-                    await dead_letters.create_topic(self.log, LOBBY_EVENTS)
-                    await self.start()
-                    self.progress.advanced(self.position)
-                    self.ready.set()
-                    backoff.reset()
-                    await self._project(stop)
-                except AWAY as exc:
-                    self.ready.clear()
-                    self.progress.failed(f"{type(exc).__name__}: {exc}")
-                    if time.monotonic() - said >= 60.0:
-                        said = time.monotonic()
-                        log.warning(
-                            "PostgreSQL or the broker is away (%s: %s); retrying",
-                            type(exc).__name__,
-                            exc,
-                        )
-                    await self.close()
-                    self.pool, self.lobby = None, Lobby()
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), backoff.pause_s())
+            await run_stored(
+                stop,
+                self.ready,
+                self.step,
+                idle=lambda: self.log.wait_for_change(LOBBY_EVENTS, 0.2),
+                connect=connect,
+                step_failed=failed,
+                step_backoff=lambda: Backoff(self.retry_s, 30.0),
+                reconnect_on=AWAY,
+                lost=lost,
+            )
         finally:
             self.ready.clear()
             await self.close()
 
-    async def _project(self, stop: asyncio.Event) -> None:
-        delay = self.retry_s
-        while not stop.is_set():
-            try:
-                handled = await self.step()
-            except AWAY:
-                raise
-            except Exception as exc:
-                self.progress.failed(f"{type(exc).__name__}: {exc}")
-                log.exception(
-                    "projecting lobby.events at %d failed; retrying in %.1f s",
-                    self.position,
-                    delay,
-                )
-                await self._recover(stop, delay)
-                delay = min(delay * 2, 30.0)
-                continue
-            delay = self.retry_s
-            if not handled:
-                await self.log.wait_for_change(LOBBY_EVENTS, 0.2)
-
     async def _recover(self, stop: asyncio.Event, delay: float) -> None:
         """After a failed batch: wait, then take the lobby and the position from the
         database again (the batch may have been applied to ``self.lobby`` in memory)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), delay)
+        await pause(stop, delay)
         with contextlib.suppress(Exception):
             await self.close()
             self.pool, self.lobby = None, Lobby()

@@ -10,7 +10,6 @@ in the same transactions) and the lobby events after it; never the whole history
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from schemas import lobby as lb
 from schemas.table import CommandEnvelope, StartHand, encode
 from services.matchmaking.lobby import Chance, Lobby, apply, decide, due, waiting_on_time
 from services.runtime.log import EventLog, Outgoing, Processor, Record, Transaction, read_through
+from services.runtime.service import GroupMember, Health, known, transact
 from services.runtime.topics import (
     LOBBY_EVENTS,
     LOBBY_SNAPSHOTS,
@@ -57,8 +57,11 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     v: int = 1
 
 
-class MatchmakingService:
+class MatchmakingService(GroupMember):
     """The single writer of the lobby."""
+
+    max_records = 500
+    poll_s = MATCH_EVERY_S
 
     def __init__(
         self,
@@ -68,35 +71,34 @@ class MatchmakingService:
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
         chance: Chance | None = None,
     ) -> None:
-        self.log = event_log
-        self.group = group
+        super().__init__(event_log, group, MATCH_REQUESTS)
         self.now_ms = now_ms
         self.chance = chance or Chance()
         self.lobby = Lobby()
-        self.processor: Processor | None = None
         self.position = 0  # next offset of match.requests to decide
         self.since_snapshot = 0
-        self.ready = asyncio.Event()
         self.requests_handled = 0
         self.refused = 0
         self.tables_started = 0
         self.owned = False
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Decide requests and match the queue until ``stop`` is set."""
-        processor = self.log.processor(self.group, MATCH_REQUESTS, self._assigned, self._revoked)
-        self.processor = processor
-        await processor.start()
-        self.ready.set()
-        try:
-            while not stop.is_set():
-                batch = await processor.poll(500, timeout_s=MATCH_EVERY_S)
-                records = batch.get(0, [])
-                if self.owned and (records or waiting_on_time(self.lobby)):
-                    await self._commit(processor, records)
-        finally:
-            await processor.stop()
-            self.ready.clear()
+    def probe(self) -> Health:
+        return self.health(
+            partitions=frozenset({0}) if self.owned else frozenset(),
+            active=sum(1 for t in self.lobby.tables.values() if t.started),
+            positions=known({0: self.position} if self.owned else {}),
+            counters={
+                "requests": self.requests_handled,
+                "refused": self.refused,
+                "tables_started": self.tables_started,
+            },
+        )
+
+    async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
+        """Decide the requests and match the queue, while this member holds the lobby."""
+        records = batch.get(0, [])
+        if self.owned and (records or waiting_on_time(self.lobby)):
+            await self._commit(processor, records)
 
     async def _commit(self, processor: Processor, records: list[Record]) -> None:
         if not records and not due(self.lobby, self.now_ms(), Chance()):
@@ -105,22 +107,30 @@ class MatchmakingService:
         before = self.lobby
         # Decide against a scratch copy: a failed transaction leaves the lobby as the log has it.
         self.lobby = msgspec.convert(msgspec.to_builtins(before), Lobby)
-        try:
-            async with processor.transaction(0, next_offset) as txn:
-                lobby_records: list[Outgoing] = []
-                for record in records:
-                    self._decide(txn, record, lobby_records)
-                self._emit(txn, due(self.lobby, self.now_ms(), self.chance), lobby_records)
-                await self._append_lobby(txn, lobby_records)
-            self.position = next_offset
-        except Exception:
+
+        async def decide(txn: Transaction) -> None:
+            lobby_records: list[Outgoing] = []
+            for record in records:
+                self._decide(txn, record, lobby_records)
+            self._emit(txn, due(self.lobby, self.now_ms(), self.chance), lobby_records)
+            await self._append_lobby(txn, lobby_records)
+
+        def undo() -> None:
             self.lobby = before
-            if not self.owned:
-                return
-            # The processor gives the lobby's partition back (``_revoked``) and, once it is
-            # settled and this member's again, rebuilds it (``_assigned``).
-            log.exception("transaction failed; giving the lobby back to rebuild it from the log")
-            await processor.rewind(0)
+
+        # On failure the processor gives the lobby's partition back (``_revoked``) and, once
+        # it is settled and this member's again, rebuilds it (``_assigned``).
+        if await transact(
+            processor,
+            0,
+            next_offset,
+            decide,
+            holds=lambda: self.owned,
+            log=log,
+            failed=undo,
+            giving_back="transaction failed; giving the lobby back to rebuild it from the log",
+        ):
+            self.position = next_offset
 
     def _decide(self, txn: Transaction, record: Record, out: list[Outgoing]) -> None:
         self.requests_handled += 1

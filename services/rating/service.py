@@ -44,9 +44,11 @@ from services.rating.store import (
     RecomputeReport,
 )
 from services.runtime import dead_letters
+from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, Record, read_through
 from services.runtime.position import check_position
 from services.runtime.progress import STALL_AFTER_S, Progress
+from services.runtime.service import Health, Lag, Stall, idle, known, pause, run_stored
 from services.runtime.topics import RATING_RESULTS
 
 log = logging.getLogger("mahjong.rating")
@@ -97,6 +99,19 @@ class RatingService:
         """Below this offset, apply one record per batch (a batch failed; find the one)."""
         self._records: list[Record] = []
 
+    def probe(self) -> Health:
+        return Health(
+            started=self.ready.is_set(),
+            stall=Stall.of(self.progress),
+            lag=Lag(self.log, self.topic, known({PARTITION: self.position})),
+            counters={
+                "applied": self.applied,
+                "ignored": self.ignored,
+                "batches": self.batches,
+                "dead_letters": self.dead_letters,
+            },
+        )
+
     async def run(self, stop: asyncio.Event) -> None:
         """Apply results until ``stop`` is set; the store must be started."""
         start = await self._start_position(stop)
@@ -113,30 +128,29 @@ class RatingService:
             start.ignored,
         )
         self.progress.advanced(self.position)
-        self.ready.set()
-        delay = self.retry_s
+
+        async def failed(exc: Exception, backoff: Backoff) -> None:
+            # The transaction may or may not have committed: the store knows.
+            self.progress.failed(f"{type(exc).__name__}: {exc}")
+            if self._set_aside(exc):
+                await self._resync()
+                return
+            delay = backoff.pause_s()
+            log.exception(
+                "rating batch failed at offset %d; retrying in %.1f s", self.position, delay
+            )
+            await pause(stop, delay)
+            await self._resync()
+
         try:
-            while not stop.is_set():
-                try:
-                    handled = await self.step()
-                except Exception as exc:
-                    # The transaction may or may not have committed: the store knows.
-                    self.progress.failed(f"{type(exc).__name__}: {exc}")
-                    if self._set_aside(exc):
-                        await self._resync()
-                        continue
-                    log.exception(
-                        "rating batch failed at offset %d; retrying in %.1f s",
-                        self.position,
-                        delay,
-                    )
-                    await self._pause(stop, delay)
-                    delay = min(delay * 2, MAX_RETRY_S)
-                    await self._resync()
-                    continue
-                delay = self.retry_s
-                if not handled:
-                    await self._idle(stop)
+            await run_stored(
+                stop,
+                self.ready,
+                self.step,
+                idle=lambda: idle(self.log, self.topic, self.idle_s, stop),
+                step_failed=failed,
+                step_backoff=lambda: Backoff(self.retry_s, MAX_RETRY_S),
+            )
         finally:
             self.ready.clear()
             log.info("rating service stopped: topic=%s position=%d", self.topic, self.position)
@@ -144,16 +158,16 @@ class RatingService:
     async def _start_position(self, stop: asyncio.Event) -> Position | None:
         """The stored position, waiting with backoff while the store or the log is away
         (None: stopped meanwhile)."""
-        delay = self.retry_s
+        backoff = Backoff(self.retry_s, MAX_RETRY_S)
         while not stop.is_set():
             try:
                 await dead_letters.create_topic(self.log, self.topic)
                 return await self.store.position(self.topic)
             except Exception as exc:
                 self.progress.failed(f"{type(exc).__name__}: {exc}")
+                delay = backoff.pause_s()
                 log.warning("rating service cannot start yet (%s); retrying in %.1f s", exc, delay)
-                await self._pause(stop, delay)
-                delay = min(delay * 2, MAX_RETRY_S)
+                await pause(stop, delay)
         return None
 
     def _set_aside(self, exc: Exception) -> bool:
@@ -262,23 +276,6 @@ class RatingService:
             self.position = (await self.store.position(self.topic)).next_offset
         except Exception:
             log.exception("could not read the stored position of %s", self.topic)
-
-    async def _idle(self, stop: asyncio.Event) -> None:
-        waiter = asyncio.ensure_future(self.log.wait_for_change(self.topic, self.idle_s))
-        stopper = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            stopper.cancel()
-
-    @staticmethod
-    async def _pause(stop: asyncio.Event, seconds: float) -> None:
-        stopper = asyncio.ensure_future(stop.wait())
-        try:
-            await asyncio.wait({stopper}, timeout=seconds)
-        finally:
-            stopper.cancel()
 
 
 async def refused_offsets(event_log: EventLog, topic: str = RATING_RESULTS) -> set[int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.codes import RuleCode
 from services.rules.hand import pending_seats
 from services.rules.state import CLOCK_PRESETS, HandState, apply
 
@@ -141,5 +142,5 @@ def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.R
     return None
 
 
-def _reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
+def _reject(code: RuleCode, reason: str, **params: str | int) -> cmd.Rejection:
     return cmd.Rejection(code=code, reason=reason, params=params)

@@ -15,6 +15,7 @@ import msgspec
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.codes import RuleCode
 from services.rules.analysis import POW5, best_reading
 from services.rules.claims import can_rob, claims_on, may_call, seats_after
 from services.rules.pause import pause_or_resume, refused_while_paused
@@ -28,7 +29,7 @@ PRESET = "Planet-Blood-Battle-v1"
 CONCEALED_KONG_FEE, ADDED_KONG_FEE, EXPOSED_KONG_FEE = 2, 1, 2
 
 
-def _reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
+def _reject(code: RuleCode, reason: str, **params: str | int) -> cmd.Rejection:
     return cmd.Rejection(code=code, reason=reason, params=params)
 
 
@@ -544,8 +545,9 @@ def _claim_refusal(s: HandState, seat: int, claim: str, t: int, kind: str) -> cm
         return _reject(
             "pung_blocked", f"you passed a pung of {name}: not until you draw", tile=name
         )
-    need = 2 if claim == "pung" else 3
-    return _reject(f"no_{claim}", f"a {claim} of {name} needs {need} in your hand", tile=name)
+    if claim == "pung":
+        return _reject("no_pung", f"a pung of {name} needs 2 in your hand", tile=name)
+    return _reject("no_kong", f"a kong of {name} needs 3 in your hand", tile=name)
 
 
 def _pung(s: HandState, c: cmd.Pung, timeout: bool) -> Any:

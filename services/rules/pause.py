@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.codes import RuleCode
 from services.rules.state import APPLY_OWN, HandState
 
 
-def _reject(code: str, reason: str, **params: str | int) -> cmd.Rejection:
+def _reject(code: RuleCode, reason: str, **params: str | int) -> cmd.Rejection:
     return cmd.Rejection(code=code, reason=reason, params=params)
 
 

@@ -8,9 +8,11 @@ Every service process serves, on ``--metrics-port`` (0: off), a tiny HTTP endpoi
 - ``GET /healthz``: 200 while the process runs its event loop (liveness);
 - ``GET /readyz``: 200 when the service is ready: its ``ready`` event is set and it holds its
   assignment (a consumer-group member with partitions, matchmaking owning the lobby), and,
-  for a consumer with a ``progress`` (``services.runtime.progress``: rating, the lobby
+  for a consumer that stores its position (``services.runtime.progress``: rating, the lobby
   projector), its position is not stalled while records wait; else 503. The body says
   which partitions it holds, and why it is not ready.
+
+All of it is read from the service's ``probe()`` (``services.runtime.service.Service``).
 
 The gateway serves the same three on its own HTTP port (``services/gateway/api.py``).
 
@@ -30,12 +32,15 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+
+from services.runtime.progress import STALLED
+from services.runtime.service import Health, Service
 
 with contextlib.suppress(Exception):  # prometheus-client >= 0.17
     from prometheus_client import disable_created_metrics
@@ -201,130 +206,26 @@ def configure_logging(fmt: str = "json", service: str = "", level: int = logging
 
 # --- what each service looks like from outside ---------------------------------------------
 
-Positions = Callable[[], Awaitable[dict[int, int]]]
-
 
 @dataclass(slots=True)
 class Probe:
-    """How to look at one service: its input, where it stands, what it holds, readiness."""
+    """A service by the name it reports under: ``/readyz`` and the sampler read its
+    ``probe()`` (``services.runtime.service.Health``), nothing else."""
 
     name: str
-    service: Any
-    topic: str | None = None
-    positions: Positions | None = None  # partition -> the next offset it will read
-    active: Callable[[], int] | None = None
-    holds: Callable[[], set[int] | None] | None = None  # None: nothing to hold
+    service: Service
 
-    def assigned(self) -> set[int] | None:
-        return None if self.holds is None else self.holds()
-
-    def ready(self) -> bool:
-        event = getattr(self.service, "ready", None)
-        if event is not None and not event.is_set():
-            return False
-        if self.stalled():
-            return False
-        assigned = self.assigned()
-        return assigned is None or bool(assigned)
-
-    def stalled(self) -> bool:
-        """Whether the service's stored position stopped moving while records wait."""
-        progress = getattr(self.service, "progress", None)
-        return bool(progress is not None and progress.stalled)
-
-    def status(self) -> dict[str, Any]:
-        assigned = self.assigned()
-        out: dict[str, Any] = {"service": self.name, "ready": self.ready()}
-        if assigned is not None:
-            out["partitions"] = sorted(assigned)
-        if self.stalled():
-            progress = self.service.progress
-            out["stalled_s"] = round(progress.stalled_s(), 1)
-            out["reason"] = progress.reason()
+    def status(self, health: Health | None = None) -> dict[str, Any]:
+        """The ``/readyz`` body: the service, whether it is ready, the partitions it holds
+        (when it holds some) and, when its position is stalled, for how long and why."""
+        health = health or self.service.probe()
+        out: dict[str, Any] = {"service": self.name, "ready": health.ready}
+        if health.partitions is not None:
+            out["partitions"] = sorted(health.partitions)
+        if health.stall is not None and health.stall.stalled:
+            out["stalled_s"] = round(health.stall.seconds, 1)
+            out["reason"] = health.reason
         return out
-
-
-def _processor_holds(service: Any) -> Callable[[], set[int] | None]:
-    def holds() -> set[int] | None:
-        processor = getattr(service, "processor", None)
-        return set() if processor is None else set(processor.assignment())
-
-    return holds
-
-
-def probe_for(name: str, service: Any) -> Probe:
-    """The probe of a service, by the subcommand's name (duck-typed on its attributes)."""
-    from services.runtime.topics import (
-        LOBBY_EVENTS,
-        MATCH_REQUESTS,
-        TABLE_COMMANDS,
-        TABLE_EVENTS,
-    )
-
-    if name == "table":
-
-        async def table_positions() -> dict[int, int]:
-            held = _processor_holds(service)() or set()
-            if not held:
-                return {}
-            committed = await service.log.group_positions(service.group, TABLE_COMMANDS)
-            return {p: committed.get(p, 0) for p in held}
-
-        return Probe(
-            name,
-            service,
-            TABLE_COMMANDS,
-            table_positions,
-            active=lambda: sum(1 for t in service.tables.values() if t.in_hand),
-            holds=_processor_holds(service),
-        )
-    if name in ("clock", "bots"):
-
-        async def followed() -> dict[int, int]:
-            return dict(service.positions)
-
-        return Probe(
-            name,
-            service,
-            TABLE_EVENTS,
-            followed,
-            active=lambda: len(service.tables),
-            holds=_processor_holds(service),
-        )
-    if name == "matchmaking":
-
-        async def lobby_position() -> dict[int, int]:
-            return {0: service.position} if service.owned else {}
-
-        return Probe(
-            name,
-            service,
-            MATCH_REQUESTS,
-            lobby_position,
-            active=lambda: sum(1 for t in service.lobby.tables.values() if t.started),
-            holds=lambda: {0} if service.owned else set(),
-        )
-    if name == "rating":
-
-        async def rating_position() -> dict[int, int]:
-            return {0: service.position}
-
-        return Probe(name, service, service.topic, rating_position)
-    if name == "history":
-
-        async def history_positions() -> dict[int, int]:
-            return dict(service.positions)
-
-        return Probe(name, service, TABLE_EVENTS, history_positions)
-    if name == "lobby-projector":
-
-        async def projected() -> dict[int, int]:
-            return {0: service.position}
-
-        return Probe(name, service, LOBBY_EVENTS, projected)
-    if name == "gateway":
-        return Probe(name, service, active=lambda: len(service.tables.tables))
-    return Probe(name, service)
 
 
 class Sampler:
@@ -336,24 +237,22 @@ class Sampler:
         self._lag_labels: set[tuple[str, str, str]] = set()
 
     async def sample(self) -> None:
-        p = self.probe
-        READY.labels(p.name).set(1 if p.ready() else 0)
-        assigned = p.assigned()
-        if assigned is not None:
-            ASSIGNED_PARTITIONS.labels(p.name).set(len(assigned))
-        if p.active is not None:
-            ACTIVE_TABLES.labels(p.name).set(p.active())
-        progress = getattr(p.service, "progress", None)
-        if progress is not None:
-            progress.sample(p.name)
-        if p.topic is None or p.positions is None:
+        name = self.probe.name
+        health = self.probe.service.probe()
+        READY.labels(name).set(1 if health.ready else 0)
+        if health.partitions is not None:
+            ASSIGNED_PARTITIONS.labels(name).set(len(health.partitions))
+        if health.active is not None:
+            ACTIVE_TABLES.labels(name).set(health.active)
+        if health.stall is not None:
+            STALLED.labels(name, health.stall.topic).set(round(health.stall.seconds, 1))
+        if health.lag is None:
             return
-        positions = await p.positions()
+        topic = health.lag.topic
         seen: set[tuple[str, str, str]] = set()
-        for partition, position in positions.items():
-            end = await p.service.log.end_offset(p.topic, partition)
-            labels = (p.name, p.topic, str(partition))
-            CONSUMER_LAG.labels(*labels).set(max(0, end - position))
+        for partition, lag in (await health.lag.measure()).items():
+            labels = (name, topic, str(partition))
+            CONSUMER_LAG.labels(*labels).set(lag)
             seen.add(labels)
         for gone in self._lag_labels - seen:  # partitions handed to another member
             with contextlib.suppress(KeyError):
@@ -442,13 +341,13 @@ class OpsServer:
 @contextlib.asynccontextmanager
 async def observed(
     name: str,
-    service: Any,
+    service: Service,
     metrics_port: int | None = None,
     metrics_host: str | None = None,
     every_s: float = SAMPLE_EVERY_S,
-) -> Any:
+) -> AsyncIterator[OpsServer | None]:
     """The endpoint (when ``metrics_port``) and the sampler around a service's run."""
-    probe = probe_for(name, service)
+    probe = Probe(name, service)
     server = None
     if metrics_port:
         host = metrics_host or os.environ.get(METRICS_HOST_ENV) or "127.0.0.1"
@@ -487,7 +386,7 @@ def stop_on_signals() -> asyncio.Event:
 
 async def run_service(
     name: str,
-    service: Any,
+    service: Service,
     stop: asyncio.Event,
     args: Any = None,
     *,

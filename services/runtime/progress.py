@@ -81,7 +81,3 @@ class Progress:
         if self.failures:
             text += f" ({self.failures} failed attempts; last: {self.error})"
         return text
-
-    def sample(self, service: str) -> None:
-        """Set the gauge (the ops sampler calls this every few seconds)."""
-        STALLED.labels(service, self.topic).set(round(self.stalled_s(), 1))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from services.runtime.log import EventLog
+from services.runtime.service import Service
 
 
 class Store(Protocol):
@@ -28,7 +29,7 @@ class Store(Protocol):
 def serve(
     args: argparse.Namespace,
     name: str,
-    make: Callable[[EventLog], Any],
+    make: Callable[[EventLog], Service],
     *,
     store: Store | None = None,
 ) -> int:

@@ -24,6 +24,7 @@ from prometheus_client import Counter, Histogram
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.codes import TableCode
 from schemas.lobby import PlayerWon, RequestEnvelope, TableFinished
 from schemas.rating import RatedHandResult, encode_result
 from schemas.table import (
@@ -51,6 +52,7 @@ from services.runtime.log import (
     read_through,
 )
 from services.runtime.ops import LATENCY_BUCKETS
+from services.runtime.service import GroupMember, Health, transact
 from services.runtime.topics import (
     MATCH_REQUESTS,
     RATING_RESULTS,
@@ -97,8 +99,10 @@ class Table:
         return self.state is not None and self.state.phase != "ended"
 
 
-class TableService:
+class TableService(GroupMember):
     """The single writer of every table whose ``table.commands`` partition it is assigned."""
+
+    poll_s = 0.1
 
     def __init__(
         self,
@@ -109,38 +113,41 @@ class TableService:
         max_batch: int = 500,
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
-        self.log = event_log
-        self.group = group
+        super().__init__(event_log, group, TABLE_COMMANDS)
         self.seed_source = seed_source
-        self.max_batch = max_batch
+        self.max_records = max_batch
         self.now_ms = now_ms
         self.tables: dict[str, Table] = {}
-        self.processor: Processor | None = None
-        self.ready = asyncio.Event()
         self.commands_handled = 0
         self.rejections = 0
 
+    def probe(self) -> Health:
+        held = self.held()
+
+        async def committed() -> dict[int, int]:
+            if not held:
+                return {}
+            positions = await self.log.group_positions(self.group, TABLE_COMMANDS)
+            return {p: positions.get(p, 0) for p in held}
+
+        return self.health(
+            partitions=held,
+            active=sum(1 for t in self.tables.values() if t.in_hand),
+            positions=committed,
+            counters={"commands": self.commands_handled, "rejections": self.rejections},
+        )
+
     # --- the loop ---------------------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Process commands until ``stop`` is set, then leave the group cleanly."""
-        processor = self.log.processor(self.group, TABLE_COMMANDS, self._assigned, self._revoked)
-        self.processor = processor
-        await processor.start()
-        self.ready.set()
-        try:
-            while not stop.is_set():
-                batch = await processor.poll(self.max_batch, timeout_s=0.1)
-                work = [self._process(processor, p, records) for p, records in batch.items()]
-                if processor.concurrent_partitions:
-                    # Partitions hold disjoint tables: their transactions overlap safely.
-                    await asyncio.gather(*work)
-                else:
-                    for job in work:
-                        await job
-        finally:
-            await processor.stop()
-            self.ready.clear()
+    async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
+        """Commit each partition's commands in its own transaction."""
+        work = [self._process(processor, p, records) for p, records in batch.items()]
+        if processor.concurrent_partitions:
+            # Partitions hold disjoint tables: their transactions overlap safely.
+            await asyncio.gather(*work)
+        else:
+            for job in work:
+                await job
 
     async def _process(self, processor: Processor, partition: int, records: list[Record]) -> bool:
         """Decide and commit one batch; False when it did not commit (revoked, or failed and
@@ -148,21 +155,25 @@ class TableService:
         if partition not in processor.assignment():
             return False  # revoked since the poll: the new owner reads these commands
         began = time.perf_counter()
-        try:
-            async with processor.transaction(partition, records[-1].offset + 1) as txn:
-                for record in records:
-                    await self._handle_record(txn, partition, record)
-        except Exception:
-            TRANSACTIONS.labels("failed").inc()
-            if partition not in processor.assignment():
-                log.info("partition %d was revoked during its transaction", partition)
-                return False
-            # The transaction may not have committed: memory may be ahead of the log. The
-            # processor drops the partition (``_revoked``) and hands it back through
-            # ``_assigned`` once it is settled, rebuilt from the log; the commands are then
-            # read again. (A fenced member never gets it back: it rejoins the group.)
-            log.exception("transaction failed; giving partition %d back", partition)
-            await processor.rewind(partition)
+
+        async def decide(txn: Transaction) -> None:
+            for record in records:
+                await self._handle_record(txn, partition, record)
+
+        # On failure the processor drops the partition (``_revoked``) and hands it back
+        # through ``_assigned`` once it is settled, rebuilt from the log; the commands are
+        # then read again. (A fenced member never gets it back: it rejoins the group.)
+        if not await transact(
+            processor,
+            partition,
+            records[-1].offset + 1,
+            decide,
+            holds=lambda: partition in processor.assignment(),
+            log=log,
+            failed=TRANSACTIONS.labels("failed").inc,
+            lost=lambda: log.info("partition %d was revoked during its transaction", partition),
+            giving_back=f"transaction failed; giving partition {partition} back",
+        ):
             return False
         TRANSACTIONS.labels("committed").inc()
         elapsed = time.perf_counter() - began
@@ -350,7 +361,7 @@ class TableService:
         txn: Transaction,
         table: Table,
         command: TableCommand | cmd.HandCommand,
-        code: str,
+        code: TableCode,
         reason: str,
         params: dict[str, str | int] | None = None,
     ) -> None:
@@ -483,7 +494,7 @@ def _clocks_started(state: HandState) -> int:
     return max(r.offered_ms for r in state.clock.running.values())
 
 
-def _start_problem(command: StartHand) -> tuple[str, str] | None:
+def _start_problem(command: StartHand) -> tuple[TableCode, str] | None:
     """Why a hand cannot start as asked (RULES.md §8, §9), or None."""
     if len(command.players) != 4:
         return "need_four_players", "a hand needs four players"

@@ -52,7 +52,6 @@ async def _level(log: EventLog, tables: int, seconds: float, think_s: float) -> 
         log,
         hands=10 * tables,
         tables=tables,
-        seed=tables,
         measure_s=seconds,
         deadline_s=1800,
         bots=("easy",) * 4,

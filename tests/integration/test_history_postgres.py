@@ -144,7 +144,7 @@ def test_hands_ending_while_postgres_restarts_all_appear_once(
                 await asyncio.to_thread(_pg, "up", port)
 
             restarter = asyncio.create_task(restart())
-            result = await simulate(log, hands=30, tables=6, seed=31, deadline_s=300, think_s=0.01)
+            result = await simulate(log, hands=30, tables=6, deadline_s=300, think_s=0.01)
             await restarter
             prefix = f"sim-{result.run_id}"
             ended = await _ended(log, prefix)
@@ -220,7 +220,7 @@ def test_kill_9_of_the_projection_mid_stream_loses_and_doubles_nothing(
         try:
             await asyncio.wait_for(table.ready.wait(), 60)
             killing = asyncio.create_task(killer())
-            result = await simulate(log, hands=24, tables=6, seed=32, deadline_s=300, think_s=0.01)
+            result = await simulate(log, hands=24, tables=6, deadline_s=300, think_s=0.01)
             done.set()
             await killing
             prefix = f"sim-{result.run_id}"

@@ -153,9 +153,7 @@ def test_a_woken_zombie_member_never_fences_the_new_owner(own_broker: str, tmp_p
             owner: Member | None = None
             try:
                 await _until(lambda: zombie.partitions() == partitions, 90, "the first member")
-                play = asyncio.create_task(
-                    simulate(log, hands=48, tables=12, seed=17, deadline_s=400)
-                )
+                play = asyncio.create_task(simulate(log, hands=48, tables=12, deadline_s=400))
                 # Mid-play: it commits, has transactions open and batches fetched.
                 await _until(lambda: zombie.transactions("committed") >= 20, 120, "play")
                 zombie.proc.send_signal(signal.SIGSTOP)

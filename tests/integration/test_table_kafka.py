@@ -70,7 +70,7 @@ def test_full_hands_through_kafka_topics_are_exactly_once_and_audit_clean(
     async def go() -> None:
         async with kafka(kafka_bootstrap) as log:
             async with service(log, GROUP):
-                result = await simulate(log, hands=24, tables=8, seed=11, deadline_s=240)
+                result = await simulate(log, hands=24, tables=8, deadline_s=240)
             hands = _ours(await hand_logs(log), f"sim-{result.run_id}")
         assert result.hands == 24 and result.rejections == 0
         mine = {k: v for k, v in hands.items() if isinstance(v[-1], ev.HandEnded)}
@@ -104,7 +104,7 @@ def test_kill_9_mid_hand_then_restart_completes_every_hand_exactly_once(
 
             task = asyncio.create_task(killer())
             try:
-                result = await simulate(log, hands=16, tables=8, seed=12, deadline_s=300)
+                result = await simulate(log, hands=16, tables=8, deadline_s=300)
             finally:
                 done.set()
                 await task
@@ -135,7 +135,7 @@ def test_a_second_instance_takes_partitions_over_in_a_rebalance(kafka_bootstrap:
 
             task = asyncio.create_task(churn())
             try:
-                result = await simulate(log, hands=20, tables=8, seed=13, deadline_s=300)
+                result = await simulate(log, hands=20, tables=8, deadline_s=300)
             finally:
                 await task
                 for proc in (first, second):
@@ -185,7 +185,7 @@ def test_audit_passes_on_a_thousand_hands_and_detects_a_tampered_event(
     async def go() -> dict[tuple[str, str], list[ev.Event]]:
         async with kafka(kafka_bootstrap) as log:
             async with service(log, GROUP):
-                result = await simulate(log, hands=1000, tables=60, seed=14, deadline_s=900)
+                result = await simulate(log, hands=1000, tables=60, deadline_s=900)
             assert result.hands == 1000
             return await hand_logs(log)
 
@@ -241,7 +241,7 @@ def test_replayed_state_matches_the_log(kafka_bootstrap: str) -> None:
     async def go() -> None:
         async with kafka(kafka_bootstrap) as log:
             async with service(log, GROUP):
-                result = await simulate(log, hands=4, tables=4, seed=15, deadline_s=120)
+                result = await simulate(log, hands=4, tables=4, deadline_s=120)
             hands = _ours(await hand_logs(log), f"sim-{result.run_id}")
         assert len(hands) == 4
         for events in hands.values():
@@ -274,7 +274,7 @@ def test_hands_survive_a_broker_restart(kafka_bootstrap: str) -> None:
 
             task = asyncio.create_task(restart_broker())
             try:
-                result = await simulate(log, hands=12, tables=6, seed=16, deadline_s=400)
+                result = await simulate(log, hands=12, tables=6, deadline_s=400)
             finally:
                 await task
                 proc.terminate()

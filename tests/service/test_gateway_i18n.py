@@ -5,21 +5,22 @@
   key built at run time);
 - every code the server can send to a client (rules engine, clock, table service,
   matchmaking, gateway) has an ``error.<code>`` message in both languages, using only
-  parameters that every place emitting the code sends; codes are collected by reading the
-  Python sources, so a new code without a translation fails here;
+  parameters that every place emitting the code sends; the codes and their parameters are
+  the closed set ``schemas.codes``, so a new code without a translation fails here;
 - the client has no English text outside the catalogues;
 - the product's German wording and the Chinese game terms are there.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from functools import cache
 from pathlib import Path
 
 import pytest
+
+from schemas.codes import CODES, PARAMS
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "services" / "gateway" / "static"
@@ -176,159 +177,62 @@ def test_run_time_keys_cover_every_value_they_are_built_from() -> None:
     assert sorted(k for k in wanted if k not in en) == []
 
 
+def test_the_client_has_a_message_for_each_event_type_and_no_other() -> None:
+    """The web client's list of event types is its ``event.*`` messages: the Python one."""
+    from schemas import events as ev
+
+    for lang in LANGUAGES:
+        keys = {k for k in catalogue(lang) if k.startswith("event.")}
+        assert keys == {f"event.{t.__struct_config__.tag}" for t in ev.EVENT_TYPES}, lang
+
+
 # --- codes the server sends -----------------------------------------------------------------
-
-CODE = re.compile(r"[a-z][a-z0-9_]*")
-# Calls whose first string argument (or ``code=``) is a code sent on to clients.
-EMITTERS = {
-    "_reject",  # rules engine, clock allowances, table service
-    "_refuse",  # matchmaking
-    "Rejection",
-    "CommandRejected",
-    "RequestRefused",
-    "ApiError",  # gateway REST
-    "AccountError",
-    "ErrorOut",
-    "Closing",  # gateway WebSocket, closing
-    "_error",  # gateway WebSocket, staying open
-    "ErrorFrame",
-    "Rejected",
-}
-# Codes built with an f-string: every value the expression can take.
-EXPANSIONS = {"f'no_{claim}'": {"no_pung", "no_kong"}}
-# Messages whose other fields are not parameters: theirs come in ``params=``.
-STRUCTS = {"Rejection", "CommandRejected", "RequestRefused", "ErrorOut", "ErrorFrame", "Rejected"}
-SERVER_SOURCES = [
-    *sorted((ROOT / "services" / "rules").glob("*.py")),
-    *sorted((ROOT / "services" / "table").glob("*.py")),
-    *sorted((ROOT / "services" / "matchmaking").glob("*.py")),
-    *sorted((ROOT / "services" / "gateway").glob("*.py")),
-]
+# Every code is in the closed set ``schemas.codes`` (mypy and tests/unit/test_codes.py hold
+# the places that send them to it), with the parameters every place sending it fills in.
 
 
-def _name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""
-
-
-def _codes_of(node: ast.expr) -> set[str] | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return {node.value} if CODE.fullmatch(node.value) else set()
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return set()
-    if isinstance(node, ast.JoinedStr):
-        text = ast.unparse(node)
-        assert text in EXPANSIONS, f"a code built at run time: add {text} to EXPANSIONS"
-        return EXPANSIONS[text]
-    return None  # passed through (exc.code, answer.code, *problem): counted where it starts
-
-
-@cache
-def server_codes() -> dict[str, list[set[str] | None]]:
-    """code → for each place that emits it, the parameter names it sends (None: unknown)."""
-    found: dict[str, list[set[str] | None]] = {}
-
-    def add(codes: set[str], params: set[str] | None) -> None:
-        for code in codes:
-            found.setdefault(code, []).append(params)
-
-    for path in SERVER_SOURCES:
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                name = _name(node.func)
-                if name in EMITTERS:
-                    codes: set[str] | None = None
-                    code_kw = [kw.value for kw in node.keywords if kw.arg == "code"]
-                    if code_kw:
-                        codes = _codes_of(code_kw[0])
-                    else:  # the first string: after an HTTP status, or txn, table, request …
-                        for arg in node.args:
-                            if isinstance(arg, ast.Starred):
-                                break
-                            codes = _codes_of(arg)
-                            if codes is not None and not (
-                                isinstance(arg, ast.Constant) and isinstance(arg.value, int)
-                            ):
-                                break
-                            codes = None
-                    if not codes:
-                        continue
-                    params: set[str] | None = set()
-                    for kw in node.keywords:
-                        if kw.arg is None or kw.arg == "params":
-                            params = None  # **params / params=...: whatever the caller had
-                        elif params is not None and not (name in STRUCTS or kw.arg == "code"):
-                            params.add(kw.arg)  # a helper's keyword arguments are its params
-                    add(codes, params)
-                elif name == "close" and len(node.args) == 2:
-                    reason = _codes_of(node.args[1])  # WebSocket close reason: a code
-                    if reason:
-                        add(reason, set())
-                elif name == "get" and isinstance(node.func, ast.Attribute):
-                    table = node.func.value  # {413: "too_large", ...}.get(status, "bad_request")
-                    if isinstance(table, ast.Dict) and all(
-                        isinstance(k, ast.Constant) and isinstance(k.value, int) for k in table.keys
-                    ):
-                        for v in [*table.values, *node.args[1:]]:
-                            add(_codes_of(v) or set(), set())
-            elif isinstance(node, ast.FunctionDef) and node.name.endswith("_problem"):
-                for ret in ast.walk(node):  # "code", "reason" tuples, refused by the caller
-                    if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple):
-                        add(_codes_of(ret.value.elts[0]) or set(), set())
-            elif isinstance(node, ast.Dict):
-                keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
-                if "code" in keys:  # a hand-built error body
-                    codes = _codes_of(node.values[keys.index("code")])
-                    params_node = node.values[keys.index("params")] if "params" in keys else None
-                    params = (
-                        {k.value for k in params_node.keys if isinstance(k, ast.Constant)}
-                        if isinstance(params_node, ast.Dict)
-                        else set()
-                    )
-                    add(codes or set(), params)
-    return found
-
-
-def test_the_scanner_finds_codes_from_every_service() -> None:
-    codes = server_codes()
+def test_the_set_holds_codes_from_every_service() -> None:
     for code in (
         "not_your_turn",  # rules engine
-        "no_pung",  # rules engine, an f-string
+        "no_pung",  # rules engine
         "time_up",  # clock allowances
         "table_unavailable",  # table service
-        "need_four_players",  # table service, a problem tuple
+        "need_four_players",  # table service
         "table_full",  # matchmaking
-        "rated_needs_clock",  # matchmaking, a problem tuple
+        "rated_needs_clock",  # matchmaking and table service
         "name_taken",  # gateway accounts
         "not_your_seat",  # gateway socket
         "unsupported_version",  # gateway socket, closing
-        "rate_limited",  # gateway limits, a hand-built body
+        "rate_limited",  # gateway limits
         "too_many_sockets",  # gateway socket close reason
         "method_not_allowed",  # gateway HTTP errors
     ):
-        assert code in codes, code
-    assert len(codes) > 70
+        assert code in CODES, code
+    assert len(CODES) > 70
+
+
+def test_the_codes_the_client_acts_on_are_in_the_set() -> None:
+    """The client's lists of codes that stop or reload the table page name server codes."""
+    lists = re.findall(r"const (STOPPED|RELOAD) = \[([^\]]*)\]", client_sources())
+    assert {name for name, _ in lists} == {"STOPPED", "RELOAD"}
+    named = {code for _, items in lists for code in re.findall(r'"([a-z_]+)"', items)}
+    assert named and sorted(named - CODES) == []
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_server_code_is_translated(lang: str) -> None:
     messages = catalogue(lang)
-    missing = sorted(code for code in server_codes() if f"error.{code}" not in messages)
+    missing = sorted(code for code in CODES if f"error.{code}" not in messages)
     assert missing == [], f"codes without a message in {lang}.json"
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_error_messages_use_only_parameters_the_server_sends(lang: str) -> None:
     messages = catalogue(lang)
-    for code, sites in server_codes().items():
-        known = [s for s in sites if s is not None]
-        if not known or f"error.{code}" not in messages:
+    for code, params in PARAMS.items():
+        if f"error.{code}" not in messages:
             continue
-        sent = set.intersection(*known)
+        sent = set(params)
         used = placeholders(messages[f"error.{code}"])
         assert used <= sent, f"error.{code} uses {sorted(used - sent)}; the server sends {sent}"
 

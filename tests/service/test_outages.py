@@ -63,11 +63,7 @@ def test_a_service_started_while_the_broker_is_away_waits_not_ready(
     tmp_path: Path, command: list[str]
 ) -> None:
     port = _free_port()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("KAFKA_BOOTSTRAP_SERVERS", *DSN_ENV)
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("KAFKA_BOOTSTRAP_SERVERS", *DSN_ENV)}
     nobody = f"postgresql://mahjong:mahjong@127.0.0.1:{_free_port()}/mahjong"
     argv = [part.format(nobody=nobody) for part in command]
     proc = subprocess.Popen(

@@ -66,7 +66,7 @@ async def settle(log: EmbeddedLog, service: TableService, handled: int) -> None:
 def test_simulated_hands_run_to_the_end_exactly_once(tmp_path: Path) -> None:
     async def go() -> None:
         async with running(tmp_path) as (log, _):
-            result = await simulate(log, hands=30, tables=6, seed=1, deadline_s=120)
+            result = await simulate(log, hands=30, tables=6, deadline_s=120)
             assert result.hands == 30 and result.rejections == 0
             hands = await hand_logs(log)
         assert len(hands) == 30
@@ -186,7 +186,7 @@ def test_restarts_in_the_middle_of_hands_lose_nothing(tmp_path: Path) -> None:
 
         churner = asyncio.create_task(churn())
         try:
-            result = await simulate(log, hands=40, tables=5, seed=3, deadline_s=120)
+            result = await simulate(log, hands=40, tables=5, deadline_s=120)
         finally:
             done.set()
             restarts = await churner
@@ -236,7 +236,7 @@ def test_kill_9_of_the_table_service_process_loses_nothing(tmp_path: Path) -> No
 
         task = asyncio.create_task(killer())
         try:
-            result = await simulate(log, hands=12, tables=4, seed=5, deadline_s=420)
+            result = await simulate(log, hands=12, tables=4, deadline_s=420)
         finally:
             done.set()
             await task

@@ -3,6 +3,7 @@ records told from a store that is away."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 
 import asyncpg
@@ -11,6 +12,7 @@ from asyncpg.exceptions import _base
 from services.runtime.dead_letters import is_poison
 from services.runtime.ops import Probe
 from services.runtime.progress import Progress
+from services.runtime.service import Health, Stall
 
 
 class Clock:
@@ -56,6 +58,14 @@ def test_a_stalled_service_is_not_ready_and_says_why() -> None:
     class Service:
         def __init__(self) -> None:
             self.progress = Progress("rating.results", stall_after_s=0)
+            self.ready = asyncio.Event()
+            self.ready.set()
+
+        async def run(self, stop: asyncio.Event) -> None:
+            await stop.wait()
+
+        def probe(self) -> Health:
+            return Health(started=self.ready.is_set(), stall=Stall.of(self.progress))
 
     probe = Probe("rating", Service())
     status = probe.status()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import typing
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -152,3 +155,20 @@ def test_events_are_frozen() -> None:
     e = ev.Passed(table_id="t", hand_id="h", seq=1, seat=2)
     with pytest.raises(AttributeError):
         e.seat = 3  # type: ignore[misc]
+
+
+def test_the_tagged_unions_are_the_one_list_of_their_types() -> None:
+    """``EVENT_TYPES`` and ``COMMAND_TYPES`` are read from the unions, tags unique."""
+    assert typing.get_args(ev.Event) == ev.EVENT_TYPES and len(ev.EVENT_TYPES) > 20
+    assert typing.get_args(cmd.Command) == cmd.COMMAND_TYPES and len(cmd.COMMAND_TYPES) > 10
+    for kinds in (ev.EVENT_TYPES, cmd.COMMAND_TYPES):
+        tags = [kind.__struct_config__.tag for kind in kinds]
+        assert len(tags) == len(set(tags))
+
+
+def test_the_readme_lists_every_event_type() -> None:
+    """The README's table of events names each event type, and no other."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| event | meaning | seen by |", 1)[1].split("\n\n", 1)[0]
+    named = re.findall(r"`([a-z_]+)`", "\n".join(r.split("|")[1] for r in table.splitlines()[2:]))
+    assert sorted(named) == sorted(k.__struct_config__.tag for k in ev.EVENT_TYPES)
