@@ -11,8 +11,8 @@
 - An account's id (``p-…``) is what the event log calls a *player*; names are for display
   only and may be changed without touching any log.
 
-The store port (``AccountStore``) has a SQLite adapter (``store_sqlite``, embedded mode) and a
-PostgreSQL adapter (``store_postgres``).
+The store port (``account_store.AccountStore``) has a SQLite adapter (``store_sqlite``,
+embedded mode) and a PostgreSQL adapter (``store_postgres``); ``open_account_store`` picks one.
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Protocol
 
 import msgspec
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from schemas.codes import AccountCode
+from services.gateway.account_store import Account as Account
+from services.gateway.account_store import AccountStore as AccountStore
+from services.gateway.account_store import NameTaken as NameTaken
 from services.gateway.limits import LoginAttempts
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{3,24}$")
@@ -42,27 +44,6 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Account(msgspec.Struct, frozen=True, kw_only=True):
-    """A player's account as the gateway shows it (never the password hash)."""
-
-    id: str
-    name: str
-    guest: bool
-    created_ms: int
-
-
-class HandPlayed(msgspec.Struct, frozen=True, kw_only=True):
-    """One finished hand in a player's history."""
-
-    hand_id: str
-    table_id: str
-    seat: int
-    score: int
-    placement: int
-    end: str
-    ended_ms: int
-
-
 class AccountError(Exception):
     """A refused account operation: a stable ``code``, its ``params`` (for clients to
     translate) and an English reason."""
@@ -72,57 +53,6 @@ class AccountError(Exception):
     ) -> None:
         super().__init__(reason)
         self.code, self.reason, self.status, self.params = code, reason, status, params
-
-
-class NameTaken(Exception):
-    """The store already has an account of that name (case-insensitive)."""
-
-
-class AccountStore(Protocol):
-    """Where accounts, session token hashes and played hands live."""
-
-    async def start(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def create_account(self, account: Account, password_hash: str | None) -> None:
-        """Raises ``NameTaken`` when the name (case-insensitive) exists."""
-        ...
-
-    async def account(self, account_id: str) -> Account | None: ...
-
-    async def accounts(self, account_ids: list[str]) -> dict[str, Account]: ...
-
-    async def login_record(self, name: str) -> tuple[Account, str | None] | None:
-        """The account of ``name`` (case-insensitive) and its password hash."""
-        ...
-
-    async def set_password(self, account_id: str, name: str, password_hash: str) -> None:
-        """Give an account a (new) name and password hash; it is no longer a guest.
-        Raises ``NameTaken``."""
-        ...
-
-    async def create_session(self, token_hash: str, account_id: str, expires_ms: int) -> None: ...
-
-    async def session(self, token_hash: str, now: int) -> Account | None:
-        """The account of an unexpired session."""
-        ...
-
-    async def delete_session(self, token_hash: str) -> None: ...
-
-    async def sessions_alive(self, token_hashes: list[str], now: int) -> dict[str, int]:
-        """Of ``token_hashes``, the unexpired sessions and when each expires."""
-        ...
-
-    async def delete_expired(self, now: int) -> int: ...
-
-    async def record_hands(self, player_hands: list[tuple[str, HandPlayed]]) -> None:
-        """Add finished hands to players' histories (a hand already recorded is kept)."""
-        ...
-
-    async def hands(self, player: str, limit: int, before_ms: int | None) -> list[HandPlayed]:
-        """A player's finished hands, newest first."""
-        ...
 
 
 def token_hash(token: str) -> str:

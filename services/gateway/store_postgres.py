@@ -1,22 +1,22 @@
 """The account store in PostgreSQL (asyncpg) for distributed mode.
 
 Tables live in one schema (``gateway`` by default) and are created by numbered migrations,
-applied at start under an advisory lock, so several gateways may start at once.
+applied at start under an advisory lock, so several gateways may start at once (the pool and
+the migrations: ``services.runtime.postgres``). ``hands_played`` (migration 1) is no longer
+written or read (the hand history replaced it); it is kept so that a gateway of an older
+release, still running during an upgrade, is not broken.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import asyncpg
 
-from services.gateway.accounts import Account, HandPlayed, NameTaken
-from services.runtime.migrations import migrate_postgres
+from services.gateway.account_store import Account, NameTaken
+from services.runtime.postgres import Migration, PostgresStore
 
-_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-
-MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+MIGRATIONS: tuple[Migration, ...] = (
     (
         1,
         "accounts, sessions, hands played",
@@ -56,36 +56,17 @@ def _account(row: Any) -> Account:
     return Account(id=row["id"], name=row["name"], guest=row["guest"], created_ms=row["created_ms"])
 
 
-class PostgresAccountStore:
+class PostgresAccountStore(PostgresStore):
     """``AccountStore`` on PostgreSQL."""
 
     def __init__(self, dsn: str, schema: str = "gateway", pool_size: int = 4) -> None:
-        if not _NAME.match(schema):
-            raise ValueError(f"schema name {schema!r}: use lower-case letters, digits and _")
-        self.dsn, self.schema, self.s = dsn, schema, f'"{schema}"'
-        self.pool_size = pool_size
-        self._pool: asyncpg.Pool | None = None
-
-    async def start(self) -> None:
-        self._pool = await asyncpg.create_pool(self.dsn, min_size=1, max_size=self.pool_size)
-        await self.migrate()
-
-    async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise RuntimeError("the account store is not started")
-        return self._pool
-
-    async def migrate(self) -> list[int]:
-        """Apply the migrations this database lacks (under a lock: concurrent starts are
-        safe); returns the versions applied now."""
-        return await migrate_postgres(
-            self.pool, self.s, f"mahjong-gateway:{self.schema}", MIGRATIONS
+        super().__init__(
+            dsn,
+            schema,
+            MIGRATIONS,
+            migration_lock=f"mahjong-gateway:{schema}",
+            what="the account store",
+            pool_size=pool_size,
         )
 
     async def create_account(self, account: Account, password_hash: str | None) -> None:
@@ -173,35 +154,3 @@ class PostgresAccountStore:
             f"DELETE FROM {self.s}.sessions WHERE expires_ms <= $1", now
         )
         return int(status.split()[-1])
-
-    async def record_hands(self, player_hands: list[tuple[str, HandPlayed]]) -> None:
-        await self.pool.executemany(
-            f"INSERT INTO {self.s}.hands_played VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-            "ON CONFLICT (player, hand_id) DO NOTHING",
-            [
-                (p, h.hand_id, h.table_id, h.seat, h.score, h.placement, h.end, h.ended_ms)
-                for p, h in player_hands
-            ],
-        )
-
-    async def hands(self, player: str, limit: int, before_ms: int | None) -> list[HandPlayed]:
-        rows = await self.pool.fetch(
-            "SELECT hand_id, table_id, seat, score, placement, end_kind, ended_ms "
-            f"FROM {self.s}.hands_played WHERE player = $1 AND ended_ms < $2 "
-            "ORDER BY ended_ms DESC, hand_id DESC LIMIT $3",
-            player,
-            before_ms if before_ms is not None else 2**62,
-            limit,
-        )
-        return [
-            HandPlayed(
-                hand_id=r["hand_id"],
-                table_id=r["table_id"],
-                seat=r["seat"],
-                score=r["score"],
-                placement=r["placement"],
-                end=r["end_kind"],
-                ended_ms=r["ended_ms"],
-            )
-            for r in rows
-        ]

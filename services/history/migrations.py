@@ -13,8 +13,9 @@ Tables (PostgreSQL: in one schema, ``history`` by default; SQLite: in ``history.
 
 from __future__ import annotations
 
-Migration = tuple[int, str, str]
-"""(version, name, SQL); ``{schema}`` in PostgreSQL SQL is the store's schema, quoted."""
+from services.runtime.sqlite import Migration
+
+# (version, name, SQL); ``{schema}`` in PostgreSQL SQL is the store's schema, quoted.
 
 POSTGRES: tuple[Migration, ...] = (
     (

@@ -10,24 +10,14 @@ nothing.
 
 from __future__ import annotations
 
-import re
 from typing import Any
-
-import asyncpg
 
 from services.history.fold import FACT_COLUMNS, ROW_COLUMNS, HandRow, TableFacts
 from services.history.migrations import POSTGRES
-from services.history.store import Applied, Position, PositionKey, Snapshot, Step, rows_for
-from services.runtime.migrations import migrate_postgres
+from services.history.port import Applied, Position, PositionKey, Snapshot, Step, rows_for
+from services.runtime.postgres import PostgresStore
 
-_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 COLUMNS = ", ".join(f'"{c}"' for c in ROW_COLUMNS)
-
-
-def _quote(schema: str) -> str:
-    if not _NAME.match(schema):
-        raise ValueError(f"schema name {schema!r}: use lower-case letters, digits and _")
-    return f'"{schema}"'
 
 
 def _row(r: Any) -> HandRow:
@@ -36,38 +26,21 @@ def _row(r: Any) -> HandRow:
     return HandRow(**values)
 
 
-class PostgresHistoryStore:
+class PostgresHistoryStore(PostgresStore):
     """``HistoryStore`` on PostgreSQL; its tables live in ``schema`` (default ``history``)."""
 
     def __init__(self, dsn: str, schema: str = "history", pool_size: int = 4) -> None:
-        self.dsn = dsn
-        self.schema = schema
-        self.s = _quote(schema)
-        self.lock = f"mahjong-history:{schema}"
-        self.pool_size = pool_size
-        self._pool: asyncpg.Pool | None = None
-
-    async def start(self) -> None:
-        pool = await asyncpg.create_pool(
-            self.dsn, min_size=1, max_size=self.pool_size, command_timeout=60
+        super().__init__(
+            dsn,
+            schema,
+            POSTGRES,
+            migration_lock=f"mahjong-history-migrate:{schema}",
+            what="the history store",
+            pool_size=pool_size,
+            longest_schema=41,
+            command_timeout=60,
         )
-        try:
-            await migrate_postgres(pool, self.s, f"mahjong-history-migrate:{self.schema}", POSTGRES)
-        except BaseException:
-            await pool.close()
-            raise
-        self._pool = pool
-
-    async def close(self) -> None:
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            await pool.close()
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise RuntimeError("the history store is not started")
-        return self._pool
+        self.lock = f"mahjong-history:{schema}"
 
     async def positions(self) -> dict[PositionKey, Position]:
         rows = await self.pool.fetch(

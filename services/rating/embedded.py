@@ -2,8 +2,9 @@
 
 The same tables as PostgreSQL (``services.rating.migrations``) and the same exactly-once
 argument: one ``BEGIN IMMEDIATE`` transaction checks the stored position, writes the
-ratings, history and applied hands and moves the position. WAL mode, ``synchronous=FULL``,
-like the embedded log; readers in other processes (``ratings show``) never block it.
+ratings, history and applied hands and moves the position. Opened, migrated and run off the
+event loop by ``services.runtime.sqlite`` (WAL, ``synchronous=FULL``, like the embedded log);
+readers in other processes (``ratings show``) never block it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from services.rating.formula import HAND_COLUMNS, HISTORY_COLUMNS, RATING_COLUMNS, Fold
 from services.rating.migrations import SQLITE
-from services.rating.store import (
+from services.rating.port import (
     COMPARED,
     DEFAULT_VARIANT,
     Applied,
@@ -28,6 +29,7 @@ from services.rating.store import (
     TableSpec,
     show_value,
 )
+from services.runtime.sqlite import Database, SqliteStore, migrate, write
 
 FILE = "ratings.sqlite3"
 FRESH_FILE = "ratings-recompute.sqlite3"
@@ -35,81 +37,41 @@ EXAMPLES = 5
 CACHE_KIB = 64 * 1024
 
 
-def _migrate(db: sqlite3.Connection) -> list[int]:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-            "name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
-        )
-        applied = {v for (v,) in db.execute("SELECT version FROM schema_migrations")}
-        done = []
-        for version, name, sql in SQLITE:
-            if version in applied:
-                continue
-            for statement in sql.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(
-                "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
-                (version, name),
-            )
-            done.append(version)
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return done
-
-
 def _rating(row: tuple[Any, ...]) -> PlayerRating:
     variant, player, rating, hands, provisional, last_seq = row
     return PlayerRating(variant, player, rating, hands, bool(provisional), last_seq)
 
 
-class EmbeddedRatingStore:
+class EmbeddedRatingStore(SqliteStore):
     """``RatingStore`` on SQLite in ``directory`` (the embedded log's folder)."""
 
     def __init__(self, directory: str | Path) -> None:
-        self.path = Path(directory) / FILE
+        super().__init__(
+            Path(directory) / FILE, SQLITE, what="the rating store", cache_kib=CACHE_KIB
+        )
         self.fresh_path = Path(directory) / FRESH_FILE
-        self._db: sqlite3.Connection | None = None
-
-    async def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.execute("PRAGMA busy_timeout=10000")
-        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        _migrate(db)
-        self._db = db
-
-    async def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        if self._db is None:
-            raise RuntimeError("the rating store is not started")
-        return self._db
 
     # --- the write side ---------------------------------------------------------------------
 
     async def position(self, topic: str) -> Position:
-        db = self.db
-        db.execute("INSERT OR IGNORE INTO positions (topic, next_offset) VALUES (?, 0)", (topic,))
-        next_offset, applied, ignored = db.execute(
-            "SELECT next_offset, applied, ignored FROM positions WHERE topic = ?", (topic,)
-        ).fetchone()
-        return Position(topic, next_offset, applied, ignored)
+        def read(db: sqlite3.Connection) -> Position:
+            db.execute(
+                "INSERT OR IGNORE INTO positions (topic, next_offset) VALUES (?, 0)", (topic,)
+            )
+            next_offset, applied, ignored = db.execute(
+                "SELECT next_offset, applied, ignored FROM positions WHERE topic = ?", (topic,)
+            ).fetchone()
+            return Position(topic, next_offset, applied, ignored)
+
+        return await self.database.run(read)
 
     async def apply(self, topic: str, start: int, next_offset: int, batch: Batch) -> Applied | None:
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        return await self.database.run(lambda db: self._apply(db, topic, start, next_offset, batch))
+
+    def _apply(
+        self, db: sqlite3.Connection, topic: str, start: int, next_offset: int, batch: Batch
+    ) -> Applied | None:
+        with write(db):
             db.execute(
                 "INSERT OR IGNORE INTO positions (topic, next_offset) VALUES (?, 0)", (topic,)
             )
@@ -140,11 +102,6 @@ class EmbeddedRatingStore:
                 "ignored = ignored + ? WHERE topic = ?",
                 (next_offset, fold.applied, len(fold.ignored), topic),
             )
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         return Applied(next_offset, fold.applied, fold.ignored)
 
     @staticmethod
@@ -166,74 +123,86 @@ class EmbeddedRatingStore:
     # --- the read side ----------------------------------------------------------------------
 
     async def rating(self, player: str, variant: str = DEFAULT_VARIANT) -> PlayerRating | None:
-        row = self.db.execute(
+        row = await self.database.fetchone(
             f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings WHERE variant = ? AND player = ?",
             (variant, player),
-        ).fetchone()
+        )
         return None if row is None else _rating(row)
 
     async def history(
         self, player: str, variant: str = DEFAULT_VARIANT, limit: int = 100
     ) -> list[HistoryEntry]:
-        rows = self.db.execute(
+        rows = await self.database.fetchall(
             f"SELECT {', '.join(HISTORY_COLUMNS)} FROM history WHERE variant = ? AND player = ? "
             "ORDER BY seq DESC LIMIT ?",
             (variant, player, limit),
-        ).fetchall()
+        )
         return [HistoryEntry(*r) for r in rows]
 
     async def leaderboard(
         self, variant: str = DEFAULT_VARIANT, limit: int = 100, offset: int = 0
     ) -> list[PlayerRating]:
-        rows = self.db.execute(
+        rows = await self.database.fetchall(
             f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings "
             "WHERE variant = ? AND provisional = 0 ORDER BY rating DESC, player LIMIT ? OFFSET ?",
             (variant, limit, offset),
-        ).fetchall()
+        )
         return [_rating(r) for r in rows]
 
     # --- recompute --------------------------------------------------------------------------
 
     async def recompute(self, topic: str, fold_log: LogFold) -> RecomputeReport:
         """The fresh tables go to ``ratings-recompute.sqlite3`` (made anew each time), attached
-        to a connection whose read transaction holds one snapshot of the live tables."""
-        self.fresh_path.unlink(missing_ok=True)
-        fresh = sqlite3.connect(self.fresh_path, isolation_level=None)
-        _migrate(fresh)
-        fresh.close()
-        db = sqlite3.connect(self.path, isolation_level=None)
+        to a connection of its own whose read transaction holds one snapshot of the live
+        tables while the log is folded."""
+        live = Database(self.path, what="the rating store's recompute connection")
+        await live.open()
         try:
-            db.execute("PRAGMA busy_timeout=10000")
-            db.execute("ATTACH DATABASE ? AS fresh", (str(self.fresh_path),))
-            db.execute("PRAGMA fresh.journal_mode=OFF")
-            db.execute("PRAGMA fresh.synchronous=OFF")
-            db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-            db.execute(f"PRAGMA fresh.cache_size=-{4 * CACHE_KIB}")
-            db.execute("BEGIN")
-            row = db.execute(
-                "SELECT next_offset, applied, ignored FROM main.positions WHERE topic = ?",
-                (topic,),
-            ).fetchone()  # the live snapshot starts here
+            row = await live.run(lambda db: self._begin_recompute(db, topic))
             position = row[0] if row else 0
             folded = await fold_log(position)
             report = RecomputeReport(topic, position, folded, where=str(self.fresh_path))
-            began = time.perf_counter()
-            fold = folded.fold
-            self._write(db, "fresh", fold, fold.rating_rows(), upsert=False)
-            if row or folded.end:
-                db.execute(
-                    "INSERT INTO fresh.positions VALUES (?, ?, ?, ?)",
-                    (topic, folded.end, fold.applied, len(fold.ignored)),
-                )
-            report.write_s = time.perf_counter() - began
-            began = time.perf_counter()
-            for spec in COMPARED:
-                self._compare(db, spec, topic, report)
-            report.compare_s = time.perf_counter() - began
-            db.execute("COMMIT")
+            await live.run(lambda db: self._write_and_compare(db, topic, bool(row), report))
         finally:
-            db.close()
+            await live.close()
         return report
+
+    def _begin_recompute(self, db: sqlite3.Connection, topic: str) -> Any:
+        self.fresh_path.unlink(missing_ok=True)
+        fresh = sqlite3.connect(self.fresh_path, isolation_level=None)
+        try:
+            migrate(fresh, SQLITE)
+        finally:
+            fresh.close()
+        db.execute("ATTACH DATABASE ? AS fresh", (str(self.fresh_path),))
+        db.execute("PRAGMA fresh.journal_mode=OFF")
+        db.execute("PRAGMA fresh.synchronous=OFF")
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        db.execute(f"PRAGMA fresh.cache_size=-{4 * CACHE_KIB}")
+        db.execute("BEGIN")
+        # The live snapshot starts here.
+        return db.execute(
+            "SELECT next_offset, applied, ignored FROM main.positions WHERE topic = ?", (topic,)
+        ).fetchone()
+
+    def _write_and_compare(
+        self, db: sqlite3.Connection, topic: str, had_position: bool, report: RecomputeReport
+    ) -> None:
+        began = time.perf_counter()
+        folded = report.folded
+        fold = folded.fold
+        self._write(db, "fresh", fold, fold.rating_rows(), upsert=False)
+        if had_position or folded.end:
+            db.execute(
+                "INSERT INTO fresh.positions VALUES (?, ?, ?, ?)",
+                (topic, folded.end, fold.applied, len(fold.ignored)),
+            )
+        report.write_s = time.perf_counter() - began
+        began = time.perf_counter()
+        for spec in COMPARED:
+            self._compare(db, spec, topic, report)
+        report.compare_s = time.perf_counter() - began
+        db.execute("COMMIT")
 
     @staticmethod
     def _compare(

@@ -16,8 +16,9 @@ Tables (PostgreSQL: in one schema, ``rating`` by default; SQLite: in ``ratings.s
 
 from __future__ import annotations
 
-Migration = tuple[int, str, str]
-"""(version, name, SQL); ``{schema}`` in PostgreSQL SQL is the store's schema, quoted."""
+from services.runtime.sqlite import Migration
+
+# (version, name, SQL); ``{schema}`` in PostgreSQL SQL is the store's schema, quoted.
 
 POSTGRES: tuple[Migration, ...] = (
     (

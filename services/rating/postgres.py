@@ -10,7 +10,6 @@ serialises them and the loser of a race sees a moved position and applies nothin
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -18,7 +17,7 @@ import asyncpg
 
 from services.rating.formula import HAND_COLUMNS, HISTORY_COLUMNS, RATING_COLUMNS, Fold
 from services.rating.migrations import POSTGRES
-from services.rating.store import (
+from services.rating.port import (
     COMPARED,
     DEFAULT_VARIANT,
     Applied,
@@ -31,51 +30,32 @@ from services.rating.store import (
     TableSpec,
     show_value,
 )
-from services.runtime.migrations import migrate_postgres
+from services.runtime.postgres import PostgresStore, quote
 
-_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
+SCHEMA_LONGEST = 41
+"""With ``_recompute`` added, the fresh schema's name still fits PostgreSQL's 63."""
 EXAMPLES = 5
 COMPARE_WORK_MEM = "512MB"
 
 
 def _quote(schema: str) -> str:
-    if not _NAME.match(schema):
-        raise ValueError(f"schema name {schema!r}: use lower-case letters, digits and _")
-    return f'"{schema}"'
+    return quote(schema, SCHEMA_LONGEST)
 
 
-class PostgresRatingStore:
+class PostgresRatingStore(PostgresStore):
     """``RatingStore`` on PostgreSQL; its tables live in ``schema`` (default ``rating``)."""
 
     def __init__(self, dsn: str, schema: str = "rating", pool_size: int = 4) -> None:
-        self.dsn = dsn
-        self.schema = schema
-        self.s = _quote(schema)
+        super().__init__(
+            dsn,
+            schema,
+            POSTGRES,
+            migration_lock=f"mahjong-rating:{schema}",
+            what="the rating store",
+            pool_size=pool_size,
+            longest_schema=SCHEMA_LONGEST,
+        )
         self.fresh_schema = f"{schema}_recompute"
-        self.pool_size = pool_size
-        self._pool: asyncpg.Pool | None = None
-
-    # --- lifecycle and migrations -----------------------------------------------------------
-
-    async def start(self) -> None:
-        self._pool = await asyncpg.create_pool(self.dsn, min_size=1, max_size=self.pool_size)
-        await self.migrate()
-
-    async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
-
-    @property
-    def pool(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise RuntimeError("the rating store is not started")
-        return self._pool
-
-    async def migrate(self) -> list[int]:
-        """Apply the migrations this database lacks (under a lock: concurrent starts are
-        safe); returns the versions applied now."""
-        return await migrate_postgres(self.pool, self.s, f"mahjong-rating:{self.schema}", POSTGRES)
 
     # --- the write side ---------------------------------------------------------------------
 

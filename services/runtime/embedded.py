@@ -3,6 +3,11 @@
 One process owns the file. A processor's transaction is one SQLite transaction holding the
 records it appends and the group position it moves, so a crash at any moment leaves either
 both or neither. ``synchronous=FULL``: a committed transaction survives a power cut too.
+The file is opened as every SQLite file of the data folder is (``services.runtime.sqlite``:
+its pragmas and that durability); its tables are its own (``SCHEMA``, not numbered
+migrations). Its statements run on the event loop, unlike the stores': a processor's
+transaction stays open while the service decides a poll's commands, and one thread hop per
+appended record would cost more than the statements themselves.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import TracebackType
 
@@ -22,6 +28,7 @@ from services.runtime.log import (
     TopicSpec,
     partition_for,
 )
+from services.runtime.sqlite import connect, write
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics(
@@ -53,10 +60,7 @@ class EmbeddedLog:
     # --- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
+        db = connect(self.path)
         db.executescript(SCHEMA)
         if "ts" not in {row[1] for row in db.execute("PRAGMA table_info(records)")}:
             # Append times came later: records written before them read as 0 ("not known").
@@ -98,8 +102,9 @@ class EmbeddedLog:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def _write(self) -> _WriteTxn:
-        return _WriteTxn(self.db)
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception."""
+        return write(self.db)
 
     def _append(self, record: Outgoing) -> int:
         spec = self._spec(record.topic)
@@ -231,25 +236,6 @@ class EmbeddedFollower:
         self.positions.clear()
 
 
-class _WriteTxn:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> _WriteTxn:
-        self.db.execute("BEGIN IMMEDIATE")
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-
 class EmbeddedProcessor:
     """The only member of its group: it is assigned every partition of its topic."""
 
@@ -317,10 +303,12 @@ class _EmbeddedTransaction:
         self.partition = partition
         self.next_offset = next_offset
         self.topics: set[str] = set()
-        self._txn: _WriteTxn | None = None
+        self._txn: AbstractContextManager[sqlite3.Connection] | None = None
 
     async def __aenter__(self) -> _EmbeddedTransaction:
-        self._txn = self.p.log._write().__enter__()
+        txn = self.p.log._write()
+        txn.__enter__()
+        self._txn = txn
         return self
 
     async def send(self, record: Outgoing) -> int:

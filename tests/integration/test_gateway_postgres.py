@@ -1,5 +1,5 @@
 """The gateway's account store on a real PostgreSQL: migrations (twice, at once), accounts,
-sessions with expiry, guests made full accounts, and the hand history; a logout on one
+sessions with expiry and guests made full accounts; a logout on one
 gateway ends the sockets of that session on another."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import websockets
 from services.gateway.accounts import (
     Account,
     Accounts,
-    HandPlayed,
     NameTaken,
     now_ms,
     token_hash,
@@ -62,11 +61,6 @@ def test_account_store_on_postgres(postgres_dsn: str) -> None:
             await store.create_session(token_hash("old"), full.account.id, 1)
             assert await store.session(token_hash("old"), 2) is None
             assert await store.delete_expired(2) == 1
-            hand = HandPlayed(
-                hand_id="t#1", table_id="t", seat=2, score=5, placement=1, end="x", ended_ms=9
-            )
-            await store.record_hands([(full.account.id, hand), (full.account.id, hand)])
-            assert await store.hands(full.account.id, 10, None) == [hand]
             names = await store.accounts([alice.account.id, full.account.id, "p-none"])
             assert {a.name for a in names.values()} == {"Alice", "carol"}
         finally:
