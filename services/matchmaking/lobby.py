@@ -26,6 +26,7 @@ import msgspec
 from schemas import lobby as lb
 from schemas.codes import LobbyCode, SeatingCode
 from schemas.table import StartHand
+from schemas.types import COMPUTER_PREFIX
 
 SEATS = 4
 QUICK_PLAY = lb.TableOptions(rated=True, clock="standard", public=False)
@@ -36,7 +37,6 @@ RECENT_REQUESTS = 5_000  # request ids remembered to drop a client's resend
 DEAL_WAIT_MS = 10_000
 """How long a table that has its players waits for every human's client before it deals
 anyway (the clock then runs, as for a player who is away)."""
-COMPUTER = "computer:"
 
 Stage = Literal["open", "starting", "started", "results"]
 
@@ -394,7 +394,7 @@ def _finished(lobby: Lobby, r: lb.TableFinished, now: int, chance: Chance) -> Ou
             at_ms=now,
             table_id=r.table_id,
             hand_id=r.hand_id,
-            points={p: v for p, v in points.items() if not p.startswith(COMPUTER)},
+            points={p: v for p, v in points.items() if not p.startswith(COMPUTER_PREFIX)},
         )
     ]
     staying = [p for p in table.seated if p not in table.leaving]
@@ -429,7 +429,7 @@ _HANDLERS: dict[type[lb.MatchRequest], Callable[..., Output | Refusal]] = {
 def _draw_seats(table: Table, humans: list[str], chance: Chance) -> list[str]:
     """A first hand's seat order: ``humans`` and computers in the empty seats, at random."""
     strength = table.options.computers or "normal"
-    players = humans + [f"{COMPUTER}{strength}:{i}" for i in range(SEATS - len(humans))]
+    players = humans + [f"{COMPUTER_PREFIX}{strength}:{i}" for i in range(SEATS - len(humans))]
     chance.shuffle(players)
     return players
 
@@ -440,11 +440,11 @@ def _next_hand(table: Table, humans: list[str], request_id: str, now: int) -> Ou
     nobody needs waiting for."""
     moved = table.players[1:] + table.players[:1]
     strength = table.options.computers or "normal"
-    used = {p for p in moved if p.startswith(COMPUTER)}
-    fresh = (f"{COMPUTER}{strength}:{i}" for i in range(SEATS * 2))
+    used = {p for p in moved if p.startswith(COMPUTER_PREFIX)}
+    fresh = (f"{COMPUTER_PREFIX}{strength}:{i}" for i in range(SEATS * 2))
     players = []
     for p in moved:
-        if not p.startswith(COMPUTER) and p not in humans:
+        if not p.startswith(COMPUTER_PREFIX) and p not in humans:
             p = next(c for c in fresh if c not in used)
             used.add(p)
         players.append(p)
@@ -455,7 +455,7 @@ def _found(
     table: Table, players: list[str], present: list[str], request_id: str, now: int
 ) -> Output:
     """The table has its players: announce them, and deal once every human has it open."""
-    computers = [s for s, p in enumerate(players) if p.startswith(COMPUTER)]
+    computers = [s for s, p in enumerate(players) if p.startswith(COMPUTER_PREFIX)]
     found = lb.TableFound(
         request_id=request_id,
         at_ms=now,
@@ -467,7 +467,7 @@ def _found(
         deal_by_ms=now + DEAL_WAIT_MS,
         present=present,
     )
-    humans = [p for p in players if not p.startswith(COMPUTER)]
+    humans = [p for p in players if not p.startswith(COMPUTER_PREFIX)]
     if not all(p in present for p in humans):
         return [found]
     dealt = msgspec.structs.replace(table, players=players, computer_seats=computers)
