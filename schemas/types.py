@@ -20,6 +20,10 @@ NO_CONTROL = r"^[^\x00-\x1f\x7f]*$"
 """No control characters (NUL, newlines, escapes): what PostgreSQL text, log lines and
 the web client can all hold."""
 
+COMPUTER_PREFIX = "computer:"
+"""How a computer seat's player id begins: ``computer:<strength>:<n>`` (accounts cannot take
+such a name); the one place the prefix is written."""
+
 PlayerId = Annotated[
     str,
     Meta(

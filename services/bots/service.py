@@ -41,8 +41,6 @@ log = logging.getLogger("mahjong.bots")
 DECISIONS = Counter("mahjong_bot_decisions", "Decisions made for computer seats", ["strength"])
 SENT = Counter("mahjong_bot_commands_sent", "Bot commands sent to table.commands", ["paced"])
 
-COMPUTER_PREFIX = "computer:"
-
 
 def strength_of(player: str) -> str:
     """``computer:<strength>:<n>`` → ``<strength>``."""

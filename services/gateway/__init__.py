@@ -13,8 +13,11 @@ client it serves. See docs/gateway.md.
 | ``history.py`` | hand export and replay frames |
 | ``ratings.py`` | profiles and the leaderboard from the rating service's read side |
 | ``limits.py`` | token buckets, the HTTP rate-limit middleware, frame limits |
+| ``gateway.py`` | ``Gateway``: what one process holds, its follower loop, ``start``/``stop`` |
+| ``access.py`` | the access policy: who may see, watch, drive a table or see a hand |
+| ``table_info.py`` | the lobby's word on a table, for the REST routes and the socket |
 | ``connection.py`` | one WebSocket client: hello, commands, views pushed as they change |
-| ``api.py`` | the REST routes |
-| ``app.py`` | ``Gateway`` (background loops, ``run``) and the Litestar app factory |
+| ``api.py`` | the REST routes, and the dependencies Litestar injects into them |
+| ``app.py`` | the Litestar app factory; ``GatewayService``: a ``Gateway`` served (``run``) |
 | ``cli.py`` | ``mahjong-planet gateway`` and the gateway's options of ``mahjong-planet run`` |
 """

@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Request, Response, delete, get, post
+from litestar import Request, Response, Router, delete, get, post
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
@@ -22,6 +25,7 @@ from schemas import events as ev
 from schemas import lobby as lb
 from schemas.codes import Code
 from schemas.views import SeatView
+from services.gateway import access
 from services.gateway import protocol as proto
 from services.gateway.accounts import (
     MAX_PASSWORD,
@@ -31,15 +35,13 @@ from services.gateway.accounts import (
     AccountError,
     token_hash,
 )
+from services.gateway.gateway import Gateway
 from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
 from services.gateway.table_info import table_info
 from services.history.fold import HandRow
 from services.rules import hand_over, seat_view, seen_events
-
-if TYPE_CHECKING:
-    from services.gateway.app import Gateway
 
 log = logging.getLogger("mahjong.gateway.api")
 
@@ -146,9 +148,14 @@ def _error_answer(exc: Exception) -> Response[ErrorOut]:
     return Response(ErrorOut(code="internal", reason="internal error"), status_code=500)
 
 
-def gateway_of(request: Request[Any, Any, Any]) -> Gateway:
-    gw: Gateway = request.app.state.gateway
-    return gw
+# --- what the routes are given (Litestar dependency injection) ---------------------------------
+
+GatewayDep = NamedDependency[Gateway]
+"""A ``gateway`` parameter: the process's ``Gateway`` (see ``dependencies``)."""
+AccountDep = NamedDependency[Account]
+"""An ``account`` parameter: the caller's account; without a valid session, 401."""
+AdminDep = NamedDependency[Gateway]
+"""An ``admin`` parameter: the ``Gateway``, to the admin token only."""
 
 
 def _bearer(request: Request[Any, Any, Any]) -> str | None:
@@ -158,11 +165,37 @@ def _bearer(request: Request[Any, Any, Any]) -> str | None:
     return None
 
 
-async def account_of(request: Request[Any, Any, Any]) -> Account:
-    account = await gateway_of(request).accounts.authenticate(_bearer(request))
+async def _account(request: Request[Any, Any, Any], gateway: GatewayDep) -> Account:
+    account = await gateway.accounts.authenticate(_bearer(request))
     if account is None:
         raise ApiError(401, "unauthorized", "log in first (Authorization: Bearer <token>)")
     return account
+
+
+async def _admin(request: Request[Any, Any, Any], gateway: GatewayDep) -> Gateway:
+    expected = gateway.config.admin_token
+    given = _bearer(request) or ""
+    if not expected:
+        raise ApiError(403, "admin_disabled", "set MAHJONG_ADMIN_TOKEN to enable admin routes")
+    if not hmac.compare_digest(given.encode(), expected.encode()):
+        raise ApiError(401, "unauthorized", "the admin credential is wrong")
+    return gateway
+
+
+def dependencies(gateway: Gateway) -> dict[str, Provide]:
+    """What a route (and the socket) may ask for by parameter name: ``gateway``, the process's
+    ``Gateway``; ``account``, the caller's ``Account`` (401 ``unauthorized`` without a valid
+    session token); ``admin``, the ``Gateway`` again, for the admin token only (403
+    ``admin_disabled`` when none is set, else 401 ``unauthorized``)."""
+
+    def the_gateway() -> Gateway:
+        return gateway
+
+    return {
+        "gateway": Provide(the_gateway, use_cache=True, sync_to_thread=False),
+        "account": Provide(_account),
+        "admin": Provide(_admin),
+    }
 
 
 # --- accounts --------------------------------------------------------------------------------
@@ -201,57 +234,46 @@ class SessionOut(msgspec.Struct, frozen=True, kw_only=True):
     account: Account
 
 
-@post(
-    "/api/auth/register",
-    status_code=201,
-    tags=["accounts"],
-    security=SESSION_OPTIONAL,
-    responses=errors(400, 409, 413),
-)
-async def register(request: Request[Any, Any, Any], data: JSONBody[NewAccount]) -> SessionOut:
+@post("/auth/register", status_code=201, security=SESSION_OPTIONAL, responses=errors(400, 409, 413))
+async def register(
+    request: Request[Any, Any, Any], gateway: GatewayDep, data: JSONBody[NewAccount]
+) -> SessionOut:
     """A new account; with a guest's token, that guest becomes a full account (its history
     stays)."""
-    gw = gateway_of(request)
-    guest = await gw.accounts.authenticate(_bearer(request))
-    s = await gw.accounts.register(
+    guest = await gateway.accounts.authenticate(_bearer(request))
+    s = await gateway.accounts.register(
         data.name, data.password, guest if guest and guest.guest else None
     )
-    gw.forget_name(s.account.id)
+    gateway.forget_name(s.account.id)
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post("/api/auth/login", status_code=200, tags=["accounts"], responses=errors(400, 401, 413))
-async def login(request: Request[Any, Any, Any], data: JSONBody[Credentials]) -> SessionOut:
+@post("/auth/login", status_code=200, responses=errors(400, 401, 413))
+async def login(
+    request: Request[Any, Any, Any], gateway: GatewayDep, data: JSONBody[Credentials]
+) -> SessionOut:
     """A session for a name and password; many attempts at one name, from any addresses,
     are slowed (429 ``too_many_attempts``)."""
-    gw = gateway_of(request)
-    address = client_address(request.scope, gw.config.trusted_proxies)  # type: ignore[arg-type]
-    s = await gw.accounts.login(data.name, data.password, address)
+    address = client_address(request.scope, gateway.config.trusted_proxies)  # type: ignore[arg-type]
+    s = await gateway.accounts.login(data.name, data.password, address)
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post("/api/auth/guest", status_code=201, tags=["accounts"], responses=errors(503))
-async def guest(request: Request[Any, Any, Any]) -> SessionOut:
+@post("/auth/guest", status_code=201, responses=errors(503))
+async def guest(gateway: GatewayDep) -> SessionOut:
     """A guest account with a generated name, to play at once."""
-    s = await gateway_of(request).accounts.guest()
+    s = await gateway.accounts.guest()
     return SessionOut(token=s.token, expires_ms=s.expires_ms, account=s.account)
 
 
-@post(
-    "/api/auth/logout",
-    status_code=204,
-    tags=["accounts"],
-    security=SESSION_OPTIONAL,
-    responses=errors(),
-)
-async def logout(request: Request[Any, Any, Any]) -> None:
+@post("/auth/logout", status_code=204, security=SESSION_OPTIONAL, responses=errors())
+async def logout(request: Request[Any, Any, Any], gateway: GatewayDep) -> None:
     """End the session: its token opens nothing any more, and every socket bound to it is
     closed (``session_ended``), on every gateway."""
     token = _bearer(request)
     if token:
-        gw = gateway_of(request)
-        await gw.accounts.logout(token)
-        gw.sessions.revoke(token_hash(token))
+        await gateway.accounts.logout(token)
+        gateway.sessions.revoke(token_hash(token))
 
 
 class MeOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -260,14 +282,12 @@ class MeOut(msgspec.Struct, frozen=True, kw_only=True):
     queue_since_ms: int | None = None  # waiting for Quick Play since
 
 
-@get("/api/me", tags=["accounts"], security=SESSION, responses=errors(401))
-async def me(request: Request[Any, Any, Any]) -> MeOut:
-    gw = gateway_of(request)
-    account = await account_of(request)
+@get("/me", security=SESSION, responses=errors(401))
+async def me(gateway: GatewayDep, account: AccountDep) -> MeOut:
     return MeOut(
         account=account,
-        table_id=gw.lobby.seated_at(account.id),
-        queue_since_ms=gw.lobby.waiting_since(account.id),
+        table_id=gateway.lobby.seated_at(account.id),
+        queue_since_ms=gateway.lobby.waiting_since(account.id),
     )
 
 
@@ -285,45 +305,37 @@ class LobbyOut(msgspec.Struct, frozen=True, kw_only=True):
     queue_since_ms: int | None = None
 
 
-async def _table_out(gw: Gateway, table_id: str, viewer: str | None) -> TableOut:
-    return await table_info(gw, table_id, viewer, proto.TableInfo)
+async def _table_out(gateway: Gateway, table_id: str, viewer: str | None) -> TableOut:
+    return await table_info(gateway, table_id, viewer, proto.TableInfo)
 
 
-@get("/api/lobby", tags=["lobby"], security=SESSION, responses=errors(401))
-async def lobby(request: Request[Any, Any, Any]) -> LobbyOut:
+@get("/lobby", responses=errors(401))
+async def lobby(gateway: GatewayDep, account: AccountDep) -> LobbyOut:
     """Public tables, open ones and those in play (to watch; never private or Quick Play
     ones), and where the caller sits."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    tables = [await _table_out(gw, t.table_id, account.id) for t in gw.lobby.public_tables()[:200]]
-    mine = gw.lobby.seated_at(account.id)
-    own = None if mine is None else gw.lobby.table(mine)
+    tables = [
+        await _table_out(gateway, t.table_id, account.id)
+        for t in gateway.lobby.public_tables()[:200]
+    ]
+    mine = gateway.lobby.seated_at(account.id)
+    own = None if mine is None else gateway.lobby.table(mine)
     return LobbyOut(
         tables=tables,
-        version=gw.lobby.version,
+        version=gateway.lobby.version,
         table_id=mine,
         table_status=None if own is None else own.stage,
-        queue_since_ms=gw.lobby.waiting_since(account.id),
+        queue_since_ms=gateway.lobby.waiting_since(account.id),
     )
 
 
-@get(
-    "/api/tables/{table_id:str}", tags=["lobby"], security=SESSION, responses=errors(400, 401, 404)
-)
-async def table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> TableOut:
+@get("/tables/{table_id:str}", responses=errors(400, 401, 404))
+async def table(table_id: FromPath[str], gateway: GatewayDep, account: AccountDep) -> TableOut:
     """A table's status and seats: public tables (open, started or closed) for everyone,
     private ones for their players only. A private table the caller may not see and a table
     that does not exist get the same answer: 404 ``no_such_table``."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    t = gw.lobby.table(table_id)
-    if t is None:
-        visible = table_id in gw.lobby.closed and table_id not in gw.lobby.closed_private
-    else:
-        visible = t.options.public or account.id in t.seated or account.id in t.players
-    if not visible:
+    if not access.watch(gateway.lobby, table_id, account.id).sees_table:
         raise ApiError(404, "no_such_table", "there is no such table", table_id=table_id)
-    return await _table_out(gw, table_id, account.id)
+    return await _table_out(gateway, table_id, account.id)
 
 
 class RequestOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -335,9 +347,14 @@ class RequestOut(msgspec.Struct, frozen=True, kw_only=True):
     started: bool = False
 
 
-async def _ask(gw: Gateway, request: lb.Request) -> lb.Event:
+async def _ask(
+    gateway: Gateway, account: Account, kind: Callable[..., lb.Request], **fields: Any
+) -> lb.Event:
+    """Ask matchmaking ``kind(**fields)`` for ``account`` and wait for its word: the event
+    that took the request, else its refusal (409 with matchmaking's code)."""
+    request = kind(player=account.id, request_id=gateway.lobby.request_id(account.id), **fields)
     try:
-        answer = await gw.lobby.request(request)
+        answer = await gateway.lobby.request(request)
     except RequestTimeout:
         raise ApiError(
             503, "matchmaking_unavailable", "matchmaking did not answer; try again"
@@ -359,107 +376,69 @@ class CreateTableIn(msgspec.Struct, frozen=True, kw_only=True):
     options: lb.TableOptions = lb.TableOptions()
 
 
-@post(
-    "/api/tables",
-    status_code=201,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
+@post("/tables", status_code=201, responses=errors(400, 401, 409, 413, 503))
 async def create_table(
-    request: Request[Any, Any, Any], data: JSONBody[CreateTableIn]
+    data: JSONBody[CreateTableIn], gateway: GatewayDep, account: AccountDep
 ) -> RequestOut:
     """Open a table (public or private, rated or casual, clock, computers) and sit at it."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    rid = gw.lobby.request_id(account.id)
-    return _out(
-        await _ask(gw, lb.CreateTable(player=account.id, request_id=rid, options=data.options))
-    )
+    return _out(await _ask(gateway, account, lb.CreateTable, options=data.options))
 
 
 class JoinIn(msgspec.Struct, frozen=True, kw_only=True):
     code: str | None = None
 
 
-@post(
-    "/api/tables/{table_id:str}/join",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
+@post("/tables/{table_id:str}/join", status_code=200, responses=errors(400, 401, 409, 413, 503))
 async def join_table(
-    request: Request[Any, Any, Any], table_id: FromPath[str], data: JSONBody[JoinIn]
+    table_id: FromPath[str], data: JSONBody[JoinIn], gateway: GatewayDep, account: AccountDep
 ) -> RequestOut:
     """Take a seat; a private table needs its invite code."""
-    gw = gateway_of(request)
-    account = await account_of(request)
     if data.code is not None and not (data.code.isascii() and len(data.code) <= 64):
         # No invite code looks like that (they are URL-safe base64): the answer to a wrong
         # code, without asking matchmaking. (Its constant-time comparison of str codes
         # raises on non-ASCII text, so such a request would fail there.)
         raise ApiError(409, "no_such_table", "there is no such table", table_id=table_id)
-    req = lb.JoinTable(
-        player=account.id,
-        request_id=gw.lobby.request_id(account.id),
-        table_id=table_id,
-        code=data.code,
-    )
-    return _out(await _ask(gw, req))
+    return _out(await _ask(gateway, account, lb.JoinTable, table_id=table_id, code=data.code))
 
 
-@post(
-    "/api/tables/{table_id:str}/leave",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 503),
-)
-async def leave_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
+def _table_action(
+    action: str, name: str, kind: Callable[..., lb.Request], doc: str
+) -> HTTPRouteHandler:
+    """``POST /api/tables/{table_id}/<action>``: the request ``kind`` for the caller at that
+    table, as matchmaking answers it (it decides who may: RULES.md §9)."""
+
+    async def route(
+        table_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+    ) -> RequestOut:
+        return _out(await _ask(gateway, account, kind, table_id=table_id))
+
+    route.__name__ = route.__qualname__ = name  # the OpenAPI operation's id and summary
+    route.__doc__ = doc
+    return post(
+        f"/tables/{{table_id:str}}/{action}", status_code=200, responses=errors(400, 401, 409, 503)
+    )(route)
+
+
+leave_table = _table_action(
+    "leave",
+    "leave_table",
+    lb.LeaveTable,
     """Leave the table: at once before or between hands (or after winning); during a hand
-    the clock plays the seat and the player is free when the hand ends."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    req = lb.LeaveTable(
-        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
-    )
-    return _out(await _ask(gw, req))
-
-
-@post(
-    "/api/tables/{table_id:str}/again",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 503),
+    the clock plays the seat and the player is free when the hand ends.""",
 )
-async def play_again(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
+play_again = _table_action(
+    "again",
+    "play_again",
+    lb.PlayAgain,
     """Between hands at a casual table: ask for the next hand. It is dealt once every human
-    still seated has asked."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    req = lb.PlayAgain(
-        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
-    )
-    return _out(await _ask(gw, req))
-
-
-@post(
-    "/api/tables/{table_id:str}/fill",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 503),
+    still seated has asked.""",
 )
-async def fill_table(request: Request[Any, Any, Any], table_id: FromPath[str]) -> RequestOut:
-    """The creator starts the table now; computers take the empty seats."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    req = lb.FillWithComputers(
-        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
-    )
-    return _out(await _ask(gw, req))
+fill_table = _table_action(
+    "fill",
+    "fill_table",
+    lb.FillWithComputers,
+    """The creator starts the table now; computers take the empty seats.""",
+)
 
 
 class QuickPlayIn(msgspec.Struct, frozen=True, kw_only=True):
@@ -473,42 +452,21 @@ class QuickPlayIn(msgspec.Struct, frozen=True, kw_only=True):
     ) = None
 
 
-@post(
-    "/api/quickplay",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
-async def quick_play(request: Request[Any, Any, Any], data: JSONBody[QuickPlayIn]) -> RequestOut:
+@post("/quickplay", status_code=200, responses=errors(400, 401, 409, 413, 503))
+async def quick_play(
+    data: JSONBody[QuickPlayIn], gateway: GatewayDep, account: AccountDep
+) -> RequestOut:
     """Wait for a rated ``standard`` table of four humans near one's rating."""
-    gw = gateway_of(request)
-    account = await account_of(request)
     after = data.computers_after_s
     if after is not None and not 5 <= after <= 600:
         raise ApiError(400, "bad_wait", "computers_after_s is 5 to 600", min=5, max=600)
-    rating = await gw.rating_of(account.id)
-    req = lb.JoinQueue(
-        player=account.id,
-        request_id=gw.lobby.request_id(account.id),
-        rating=rating,
-        computers_after_s=after,
-    )
-    return _out(await _ask(gw, req))
+    rating = await gateway.rating_of(account.id)
+    return _out(await _ask(gateway, account, lb.JoinQueue, rating=rating, computers_after_s=after))
 
 
-@delete(
-    "/api/quickplay",
-    status_code=200,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(401, 409, 503),
-)
-async def leave_quick_play(request: Request[Any, Any, Any]) -> RequestOut:
-    gw = gateway_of(request)
-    account = await account_of(request)
-    req = lb.LeaveQueue(player=account.id, request_id=gw.lobby.request_id(account.id))
-    return _out(await _ask(gw, req))
+@delete("/quickplay", status_code=200, responses=errors(401, 409, 503))
+async def leave_quick_play(gateway: GatewayDep, account: AccountDep) -> RequestOut:
+    return _out(await _ask(gateway, account, lb.LeaveQueue))
 
 
 class PracticeIn(msgspec.Struct, frozen=True, kw_only=True):
@@ -516,39 +474,27 @@ class PracticeIn(msgspec.Struct, frozen=True, kw_only=True):
     pace: Literal["fast", "normal", "slow"] = "normal"
 
 
-@post(
-    "/api/practice",
-    status_code=201,
-    tags=["lobby"],
-    security=SESSION,
-    responses=errors(400, 401, 409, 413, 503),
-)
-async def practice(request: Request[Any, Any, Any], data: JSONBody[PracticeIn]) -> RequestOut:
+@post("/practice", status_code=201, responses=errors(400, 401, 409, 413, 503))
+async def practice(
+    data: JSONBody[PracticeIn], gateway: GatewayDep, account: AccountDep
+) -> RequestOut:
     """A practice hand: you against three computers, untimed and unrated (RULES.md §9): a
     private table with computers, dealt as soon as the player has it open; another hand
     after it is the player's choice (Play again)."""
-    gw = gateway_of(request)
-    account = await account_of(request)
     options = lb.TableOptions(
         rated=False, clock=None, public=False, computers=data.strength, pace=data.pace
     )
-    opened = await _ask(
-        gw,
-        lb.CreateTable(
-            player=account.id, request_id=gw.lobby.request_id(account.id), options=options
-        ),
-    )
+    opened = await _ask(gateway, account, lb.CreateTable, options=options)
     table_id = getattr(opened, "table_id", "")
-    fill = lb.FillWithComputers(
-        player=account.id, request_id=gw.lobby.request_id(account.id), table_id=table_id
-    )
-    return _out(await _ask(gw, fill))
+    return _out(await _ask(gateway, account, lb.FillWithComputers, table_id=table_id))
 
 
 # --- profiles, ratings, history ---------------------------------------------------------------
 
 
 class RatingChange(msgspec.Struct, frozen=True, kw_only=True):
+    """One rated hand on a profile: these fields of the rating store's ``HistoryEntry``."""
+
     hand_id: str
     table_id: str
     points: int
@@ -567,39 +513,24 @@ class ProfileOut(msgspec.Struct, frozen=True, kw_only=True):
     history: list[RatingChange]
 
 
-@get(
-    "/api/players/{player:str}",
-    tags=["profiles"],
-    security=SESSION,
-    responses=errors(400, 401, 404),
-)
-async def player_profile(request: Request[Any, Any, Any], player: FromPath[str]) -> ProfileOut:
+@get("/players/{player:str}", responses=errors(400, 401, 404))
+async def player_profile(
+    player: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> ProfileOut:
     """A player's name, rating (1500 and provisional before 10 rated hands) and its history."""
-    gw = gateway_of(request)
-    await account_of(request)
-    account = await gw.accounts.store.account(player)
-    if account is None:
+    shown = await gateway.accounts.store.account(player)
+    if shown is None:
         raise ApiError(404, "no_such_player", "there is no such player", player=player)
-    found = await gw.ratings.profile(player)
+    found = await gateway.ratings.profile(player)
     s = found.standing
     return ProfileOut(
         player=player,
-        name=account.name,
-        guest=account.guest,
+        name=shown.name,
+        guest=shown.guest,
         rating=s.rating,
         provisional=s.provisional,
         rated_hands=s.rated_hands,
-        history=[
-            RatingChange(
-                hand_id=h.hand_id,
-                table_id=h.table_id,
-                points=h.points,
-                rating_before=h.rating_before,
-                rating_after=h.rating_after,
-                delta=h.delta,
-            )
-            for h in found.history
-        ],
+        history=[msgspec.convert(h, RatingChange, from_attributes=True) for h in found.history],
     )
 
 
@@ -611,17 +542,16 @@ class Ranked(msgspec.Struct, frozen=True, kw_only=True):
     rated_hands: int
 
 
-@get("/api/ratings/leaderboard", tags=["profiles"], security=SESSION, responses=errors(400, 401))
+@get("/ratings/leaderboard", responses=errors(400, 401))
 async def ratings_leaderboard(
-    request: Request[Any, Any, Any],
+    gateway: GatewayDep,
+    account: AccountDep,
     limit: FromQuery[int] = 50,
     offset: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = 0,
 ) -> list[Ranked]:
     """Established (non-provisional) players by rating."""
-    gw = gateway_of(request)
-    await account_of(request)
-    rows = await gw.ratings.leaderboard(max(1, min(limit, 200)), max(0, offset))
-    names = await gw.names([r.standing.player for r in rows])
+    rows = await gateway.ratings.leaderboard(max(1, min(limit, 200)), max(0, offset))
+    names = await gateway.names([r.standing.player for r in rows])
     return [
         Ranked(
             rank=r.rank,
@@ -634,24 +564,18 @@ async def ratings_leaderboard(
     ]
 
 
-@get(
-    "/api/players/{player:str}/hands",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401),
-)
+@get("/players/{player:str}/hands", responses=errors(400, 401))
 async def player_hands(
-    request: Request[Any, Any, Any],
     player: FromPath[str],
+    gateway: GatewayDep,
+    account: AccountDep,
     limit: FromQuery[int] = 20,
     before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
 ) -> list[HandRow]:
     """A player's finished hands, newest first, from the hand-history projection: kind,
     players in seat order, points, place, best fan. A private table's hands are listed only
     to its players."""
-    gw = gateway_of(request)
-    viewer = await account_of(request)
-    return await gw.history.hands(player, viewer.id, max(1, min(limit, 100)), before_ms)
+    return await gateway.history.hands(player, account.id, max(1, min(limit, 100)), before_ms)
 
 
 class ExportOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -666,33 +590,27 @@ class ExportOut(msgspec.Struct, frozen=True, kw_only=True):
     events: list[proto.SeenEvent]
 
 
-async def _hand(gw: Gateway, account: Account, hand_id: str) -> tuple[list[Any], int | None]:
-    events = await gw.hand_logs.events(hand_id)
+async def _hand(gateway: Gateway, account: Account, hand_id: str) -> tuple[list[Any], int | None]:
+    events = await gateway.hand_logs.events(hand_id)
     if not events:
         raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
     first = events[0]
     if not isinstance(first, ev.HandStarted):
         raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
-    players = list(first.seats)
-    seat = players.index(account.id) if account.id in players else None
-    if seat is None and not hand_over(events):
-        t = gw.lobby.table(events[0].table_id)
-        if t is None or not t.options.public:
-            raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
+    allowed, seat = access.hand_seat(
+        gateway.lobby, first.table_id, first.seats, hand_over(events), account.id
+    )
+    if not allowed:
+        raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
     return events, seat
 
 
-@get(
-    "/api/hands/{hand_id:str}/export",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401, 404),
-)
-async def export_hand(request: Request[Any, Any, Any], hand_id: FromPath[str]) -> ExportOut:
+@get("/hands/{hand_id:str}/export", responses=errors(400, 401, 404))
+async def export_hand(
+    hand_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> ExportOut:
     """The hand's JSON event log (a finished hand: everything; else filtered, RULES.md §10)."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    events, seat = await _hand(gw, account, hand_id)
+    events, seat = await _hand(gateway, account, hand_id)
     return ExportOut(
         hand_id=hand_id,
         table_id=events[0].table_id,
@@ -711,61 +629,39 @@ class ReplayOut(msgspec.Struct, frozen=True, kw_only=True):
     steps: list[ReplayStep]
 
 
-@get(
-    "/api/hands/{hand_id:str}/replay",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401, 404, 409),
-)
-async def replay_hand(request: Request[Any, Any, Any], hand_id: FromPath[str]) -> ReplayOut:
+@get("/hands/{hand_id:str}/replay", responses=errors(400, 401, 404, 409))
+async def replay_hand(
+    hand_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> ReplayOut:
     """A finished hand step by step with every hand shown, the commitment and the seed."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    events, _ = await _hand(gw, account, hand_id)
+    events, _ = await _hand(gateway, account, hand_id)
     if not hand_over(events):
         raise ApiError(409, "hand_not_over", "a replay is for finished hands", hand_id=hand_id)
     steps = await asyncio.to_thread(replay_frames, events)
     return ReplayOut(
         hand_id=hand_id,
-        names=await gw.names(list(events[0].seats)),
+        names=await gateway.names(list(events[0].seats)),
         commitment=events[0].commitment,
         seed=events[-1].seed,
         steps=steps,
     )
 
 
-@get(
-    "/api/tables/{table_id:str}/view",
-    tags=["history"],
-    security=SESSION,
-    responses=errors(400, 401, 404),
-)
-async def table_view(request: Request[Any, Any, Any], table_id: FromPath[str]) -> SeatView:
+@get("/tables/{table_id:str}/view", responses=errors(400, 401, 404))
+async def table_view(table_id: FromPath[str], gateway: GatewayDep, account: AccountDep) -> SeatView:
     """The current hand of a table as the caller may see it (the same ``SeatView`` the
     WebSocket pushes)."""
-    gw = gateway_of(request)
-    account = await account_of(request)
-    w = await gw.tables.peek(table_id)
+    w = await gateway.tables.peek(table_id)
     if w.state is None:
         raise ApiError(404, "no_hand", "no hand at this table", table_id=table_id)
-    players = w.state.players
-    seat = players.index(account.id) if account.id in players else None
-    t = gw.lobby.table(table_id)
-    if seat is None and (t is None or not t.options.public) and w.state.phase != "ended":
+    over = w.state.phase == "ended"
+    allowed, seat = access.hand_seat(gateway.lobby, table_id, w.state.players, over, account.id)
+    if not allowed:
         raise ApiError(404, "no_hand", "no hand at this table", table_id=table_id)
     return seat_view(w.state, seat)
 
 
 # --- admin ---------------------------------------------------------------------------------
-
-
-def _admin(request: Request[Any, Any, Any]) -> None:
-    expected = gateway_of(request).config.admin_token
-    given = _bearer(request) or ""
-    if not expected:
-        raise ApiError(403, "admin_disabled", "set MAHJONG_ADMIN_TOKEN to enable admin routes")
-    if not hmac.compare_digest(given.encode(), expected.encode()):
-        raise ApiError(401, "unauthorized", "the admin credential is wrong")
 
 
 class AuditOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -776,18 +672,10 @@ class AuditOut(msgspec.Struct, frozen=True, kw_only=True):
     problems: list[str]
 
 
-@post(
-    "/api/admin/audit",
-    status_code=200,
-    tags=["admin"],
-    security=ADMIN,
-    responses=errors(401, 403),
-)
-async def admin_audit(request: Request[Any, Any, Any]) -> AuditOut:
+@post("/audit", status_code=200, responses=errors(401, 403))
+async def admin_audit(admin: AdminDep) -> AuditOut:
     """Re-verify every finished hand in the log (as ``mahjong-planet audit``)."""
-    _admin(request)
-    gw = gateway_of(request)
-    summary = await gw.audit()
+    summary = await admin.audit()
     return AuditOut(
         hands=summary.hands,
         passed=summary.passed,
@@ -802,24 +690,17 @@ class RecomputeOut(msgspec.Struct, frozen=True, kw_only=True):
     summary: str
 
 
-@post(
-    "/api/admin/ratings/recompute",
-    status_code=200,
-    tags=["admin"],
-    security=ADMIN,
-    responses=errors(401, 403),
-)
-async def admin_recompute(request: Request[Any, Any, Any]) -> RecomputeOut:
+@post("/ratings/recompute", status_code=200, responses=errors(401, 403))
+async def admin_recompute(admin: AdminDep) -> RecomputeOut:
     """Rebuild every rating from ``rating.results`` and compare with the live ratings."""
-    _admin(request)
-    report = await gateway_of(request).ratings.recompute()
+    report = await admin.ratings.recompute()
     return RecomputeOut(ok=report.ok, summary=report.summary())
 
 
 # --- meta ------------------------------------------------------------------------------------
 
 
-@get("/api/protocol.schema.json", tags=["meta"], responses=errors())
+@get("/api/protocol.schema.json", responses=errors())
 async def protocol_schema() -> dict[str, Any]:
     """The JSON Schema of the WebSocket frames (both directions)."""
     return proto.protocol_schema()
@@ -832,35 +713,34 @@ class Health(msgspec.Struct, frozen=True, kw_only=True):
     lobby_tables: int
 
 
-def _health(gw: Gateway) -> Health:
+def _health(gateway: Gateway) -> Health:
     return Health(
-        ok=gw.healthy(),
-        tables_watched=len(gw.tables.tables),
-        sockets=gw.sockets,
-        lobby_tables=len(gw.lobby.lobby.tables),
+        ok=gateway.healthy(),
+        tables_watched=len(gateway.tables.tables),
+        sockets=gateway.sockets,
+        lobby_tables=len(gateway.lobby.lobby.tables),
     )
 
 
-@get("/healthz", tags=["meta"], responses=errors())
-async def healthz(request: Request[Any, Any, Any]) -> Health:
-    return _health(gateway_of(request))
+@get("/healthz", responses=errors())
+async def healthz(gateway: GatewayDep) -> Health:
+    return _health(gateway)
 
 
 @get(
     "/readyz",
-    tags=["meta"],
     responses={
         **errors(),
         503: ResponseSpec(Health, description="starting or stalled", generate_examples=False),
     },
 )
-async def readyz(request: Request[Any, Any, Any]) -> Response[Health]:
+async def readyz(gateway: GatewayDep) -> Response[Health]:
     """200 when the gateway follows the log and serves; 503 while starting or stalled."""
-    health = _health(gateway_of(request))
+    health = _health(gateway)
     return Response(health, status_code=200 if health.ok else 503)
 
 
-@get("/metrics", tags=["meta"], include_in_schema=False)
+@get("/metrics", include_in_schema=False)
 async def metrics() -> Response[bytes]:
     """Prometheus metrics of this process."""
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -869,31 +749,39 @@ async def metrics() -> Response[bytes]:
 
 
 ROUTES = [
-    register,
-    login,
-    guest,
-    logout,
-    me,
-    lobby,
-    table,
-    create_table,
-    join_table,
-    leave_table,
-    play_again,
-    fill_table,
-    quick_play,
-    leave_quick_play,
-    practice,
-    player_profile,
-    ratings_leaderboard,
-    player_hands,
-    export_hand,
-    replay_hand,
-    table_view,
-    admin_audit,
-    admin_recompute,
-    protocol_schema,
-    healthz,
-    readyz,
-    metrics,
+    Router("/api", tags=["accounts"], route_handlers=[register, login, guest, logout, me]),
+    Router(
+        "/api",
+        tags=["lobby"],
+        security=SESSION,
+        route_handlers=[
+            lobby,
+            table,
+            create_table,
+            join_table,
+            leave_table,
+            play_again,
+            fill_table,
+            quick_play,
+            leave_quick_play,
+            practice,
+        ],
+    ),
+    Router(
+        "/api",
+        tags=["profiles"],
+        security=SESSION,
+        route_handlers=[player_profile, ratings_leaderboard],
+    ),
+    Router(
+        "/api",
+        tags=["history"],
+        security=SESSION,
+        route_handlers=[player_hands, export_hand, replay_hand, table_view],
+    ),
+    Router(
+        "/api/admin", tags=["admin"], security=ADMIN, route_handlers=[admin_audit, admin_recompute]
+    ),
+    Router("/", tags=["meta"], route_handlers=[protocol_schema, healthz, readyz, metrics]),
 ]
+"""The routes, by OpenAPI tag: each group's path prefix, tag and security requirement."""

@@ -1,223 +1,49 @@
-"""``Gateway``: the gateway's state and background loops; ``create_app``: its Litestar app.
+"""``create_app``: the gateway's Litestar app; ``GatewayService``: a ``Gateway`` served by it.
 
-One follower reads ``table.events``, ``table.replies``, ``lobby.events`` and
-``match.replies`` and hands each record to the table watcher or the lobby watcher. The app
-serves the REST routes (``api.py``), the WebSocket (``/ws``, ``connection.py``), the
+The app serves the REST routes (``api.py``), the WebSocket (``/ws``, ``connection.py``), the
 OpenAPI document (``/schema/openapi.json``) and the web client (``static/``) on one port.
+Routes and the socket are given the ``Gateway`` (and the caller's account) by Litestar's
+dependency injection (``api.dependencies``), never through the app object.
 
-``Gateway.run(stop)`` starts everything and an in-process uvicorn server; ``mahjong-planet
-gateway`` runs it alone, ``mahjong-planet run`` beside the other services.
+``GatewayService.run(stop)`` starts the gateway and an in-process uvicorn server;
+``mahjong-planet gateway`` runs it alone, ``mahjong-planet run`` beside the other services.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import socket
-import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 from litestar import Litestar, WebSocket, websocket
-from litestar.datastructures import State
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
-from services.gateway.accounts import Accounts, AccountStore, open_account_store
-from services.gateway.api import ROUTES, ApiError, api_error_handler
-from services.gateway.config import GatewayConfig
+from services.gateway.api import ROUTES, ApiError, GatewayDep, api_error_handler, dependencies
 from services.gateway.connection import Connection
-from services.gateway.history import HandLogs
+from services.gateway.gateway import Gateway
 from services.gateway.limits import (
     ASGIApp,
-    Counter,
-    LoginAttempts,
     PathGuard,
     RateLimitMiddleware,
     client_address,
+    refuse,
 )
-from services.gateway.lobby import LobbyWatcher
 from services.gateway.metrics import WebSocketMetrics
 from services.gateway.protocol import WS_CLOSE_TRY_AGAIN
-from services.gateway.ratings import Ratings
-from services.gateway.sessions import SocketSessions
-from services.gateway.tables import TableWatcher
-from services.history.store import HistoryStore
-from services.history.store import open_store as open_history_store
-from services.runtime.backoff import away_errors, until_done
-from services.runtime.log import EventLog, Follower
-from services.runtime.service import Health
-from services.runtime.topics import (
-    LOBBY_EVENTS,
-    MATCH_REPLIES,
-    TABLE_EVENTS,
-    TABLE_REPLIES,
-    TOPICS,
-)
-
-log = logging.getLogger("mahjong.gateway")
 
 STATIC = Path(__file__).parent / "static"
 PATH_PARAMETER = "^[^\\u0000-\\u001f\\u007f]*$"  # what PathGuard lets through
-HOUSEKEEPING_S = 30.0
-NAMES_CACHED = 20_000
 
 
-class Gateway:
-    """Everything one gateway process holds; shared by the routes and sockets."""
-
-    def __init__(
-        self,
-        event_log: EventLog,
-        config: GatewayConfig,
-        account_store: AccountStore | None = None,
-        listen: socket.socket | None = None,
-    ) -> None:
-        self.log = event_log
-        self.owns_log = False  # start (and so wait for) the log itself: ``mahjong-planet gateway``
-        self.listen = listen  # bound and listening already (``mahjong-planet run``)
-        self.config = config
-        store = account_store or open_account_store(config.postgres_dsn, config.data_dir)
-        attempts = LoginAttempts(config.limits.login_free, config.limits.login_cap_s)
-        self.accounts = Accounts(store, config.session_ttl_s, config.guest_ttl_s, attempts)
-        self.sessions = SocketSessions(store, config.session_check_s)
-        self.tables = TableWatcher(event_log)
-        self.lobby = LobbyWatcher(event_log, config.request_timeout_s)
-        # Players' hands: the history projection's rows (services/history), read only here.
-        self.history: HistoryStore = open_history_store(config.postgres_dsn, config.data_dir)
-        self.hand_logs = HandLogs(event_log, self.tables, self.history)
-        self.ratings = Ratings(event_log, config.postgres_dsn, config.data_dir)
-        self.ws_open = Counter()
-        self.sockets = 0
-        self.commands_sent = 0
-        self.ready = asyncio.Event()
-        self.follower: Follower | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._sessions_task: asyncio.Task[None] | None = None
-        self._names: OrderedDict[str, str] = OrderedDict()
-        self._last_poll = time.monotonic()
-        self.port: int | None = None
-
-    # --- lifecycle ----------------------------------------------------------------------------
-
-    async def start(self) -> None:
-        """Open the stores, start following the log (before any table is loaded, so nothing
-        appended meanwhile is missed), rebuild the lobby. While PostgreSQL or the broker is
-        away each step is tried again with backoff, not ready meanwhile (the process waits
-        instead of exiting for its supervisor to restart it)."""
-        away = away_errors()
-
-        async def step(what: str, attempt: Any) -> None:
-            await until_done(what, attempt, log, retry_on=away)
-
-        if self.owns_log:
-            await step("connecting to the log", self._open_log)
-        await step("opening the account store", self.accounts.store.start)
-        await step("opening the rating store", self.ratings.start)
-        await step("opening the hand history", self.history.start)
-        follower = self.log.follower([TABLE_EVENTS, TABLE_REPLIES, LOBBY_EVENTS, MATCH_REPLIES])
-        await step("following the log", follower.start)
-        self.follower = follower
-        await step("loading the tables", self.tables.start)
-        await step("loading the lobby", self.lobby.start)
-        self._task = asyncio.create_task(self._follow(follower))
-        self._sessions_task = asyncio.create_task(self.sessions.run())
-        self.ready.set()
-
-    async def _open_log(self) -> None:
-        await self.log.start()
-        await self.log.create_topics(TOPICS)
-
-    async def stop(self) -> None:
-        self.ready.clear()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        if self._sessions_task is not None:
-            self._sessions_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sessions_task
-        self.sessions.close()
-        if self.follower is not None:
-            await self.follower.stop()
-        await self.ratings.close()
-        await self.history.close()
-        await self.accounts.store.close()
-
-    async def _follow(self, follower: Follower) -> None:
-        housekeeping = time.monotonic()
-        while True:
-            try:
-                records = await follower.poll(0.5)
-                self._last_poll = time.monotonic()
-                tables = [r for r in records if r.topic in (TABLE_EVENTS, TABLE_REPLIES)]
-                lobby = [r for r in records if r.topic in (LOBBY_EVENTS, MATCH_REPLIES)]
-                if lobby:
-                    self.lobby.on_records(lobby)
-                if tables:
-                    await self.tables.on_records(tables)
-                if time.monotonic() - housekeeping > HOUSEKEEPING_S:
-                    housekeeping = time.monotonic()
-                    self.tables.drop_idle()
-                    await self.accounts.store.delete_expired(int(time.time() * 1000))
-                if any(w.broken for w in self.tables.tables.values()):
-                    await self.tables.reload_broken()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("the gateway's follower failed; going on")
-                await asyncio.sleep(1.0)
-
-    def healthy(self) -> bool:
-        return self.ready.is_set() and time.monotonic() - self._last_poll < 30
-
-    def probe(self) -> Health:
-        """For the sampler (``services.runtime.service.Service``): the gateway answers its
-        own ``/readyz``; it holds no partitions and watches its clients' tables."""
-        return Health(started=self.ready.is_set(), active=len(self.tables.tables))
-
-    # --- helpers for routes and sockets ---------------------------------------------------------
-
-    async def names(self, players: list[str]) -> dict[str, str]:
-        """Display names of player ids (computers keep their id; the client names them)."""
-        out: dict[str, str] = {}
-        missing = []
-        for p in players:
-            if p.startswith("computer:"):
-                out[p] = p
-            elif p in self._names:
-                out[p] = self._names[p]
-            else:
-                missing.append(p)
-        if missing:
-            found = await self.accounts.store.accounts(missing)
-            for p in missing:
-                name = found[p].name if p in found else p
-                out[p] = self._names[p] = name
-            while len(self._names) > NAMES_CACHED:
-                self._names.popitem(last=False)
-        return out
-
-    def forget_name(self, player: str) -> None:
-        self._names.pop(player, None)
-
-    async def rating_of(self, player: str) -> float:
-        return await self.ratings.rating(player)
-
-    async def audit(self) -> Any:
-        from services.audit import audit_encoded_hands
-        from services.audit.reader import hand_records
-
-        hands = await hand_records(self.log)
-        return await asyncio.to_thread(audit_encoded_hands, list(hands.values()), processes=1)
-
-    # --- serving --------------------------------------------------------------------------
+class GatewayService(Gateway):
+    """The ``Gateway`` served: ``run(stop)`` starts it and serves its app (``create_app``) with
+    an in-process uvicorn server until ``stop``."""
 
     async def run(self, stop: asyncio.Event, sock: socket.socket | None = None) -> None:
         """Start, serve HTTP on ``config.host:port`` (or ``sock``) until ``stop``, then stop."""
@@ -315,23 +141,22 @@ class SecurityHeaders:
 
 
 @websocket("/ws")
-async def table_socket(socket: WebSocket[Any, Any, Any]) -> None:
+async def table_socket(socket: WebSocket[Any, Any, Any], gateway: GatewayDep) -> None:
     """The table WebSocket: see docs/gateway.md and ``protocol.py``."""
-    gw: Gateway = socket.app.state.gateway
-    address = client_address(socket.scope, gw.config.trusted_proxies)  # type: ignore[arg-type]
-    if not gw.ws_open.acquire(address, gw.config.limits.ws_per_address):
+    address = client_address(socket.scope, gateway.config.trusted_proxies)  # type: ignore[arg-type]
+    if not gateway.ws_open.acquire(address, gateway.config.limits.ws_per_address):
         # Accepted first: closing before the handshake completes would refuse it with a bare
         # HTTP 403, and the client could not tell "try again later" (1013) from "forbidden".
         with contextlib.suppress(Exception):
             await socket.accept()
             await socket.close(WS_CLOSE_TRY_AGAIN, "too_many_sockets")
         return
-    gw.sockets += 1
+    gateway.sockets += 1
     try:
-        await Connection(gw, socket, address).run()
+        await Connection(gateway, socket, address).run()
     finally:
-        gw.sockets -= 1
-        gw.ws_open.release(address)
+        gateway.sockets -= 1
+        gateway.ws_open.release(address)
 
 
 class NotYetReady:
@@ -354,19 +179,9 @@ class NotYetReady:
         if scope.get("path", "") in self.OPEN:
             await self.app(scope, receive, send)
             return
-        body = b'{"code":"starting","reason":"the gateway is starting; try again","params":{}}'
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", b"2"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        reason = "the gateway is starting; try again"
+        error = {"code": "starting", "reason": reason, "params": {}}
+        await refuse(send, 503, error, ((b"retry-after", b"2"),))
 
 
 def create_app(gateway: Gateway) -> Litestar:
@@ -414,7 +229,7 @@ def create_app(gateway: Gateway) -> Litestar:
                 }
             ),
         ),
-        state=State({"gateway": gateway}),
+        dependencies=dependencies(gateway),
         debug=False,
         logging_config=None,  # the CLI configures logging (JSON lines); Litestar must not
     )

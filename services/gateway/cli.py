@@ -52,9 +52,9 @@ def listening_socket(host: str, port: int) -> socket.socket:
 def gateway_for(
     event_log: EventLog, args: argparse.Namespace, sock: socket.socket | None = None
 ) -> Any:
-    """A ``Gateway`` configured from the options and the environment (serving on ``sock``
+    """A ``GatewayService`` configured from the options and the environment (serving on ``sock``
     when given, else binding ``--host``/``--port`` when it starts)."""
-    from services.gateway.app import Gateway
+    from services.gateway.app import GatewayService
 
     config = GatewayConfig.from_env(
         host=args.host,
@@ -63,7 +63,7 @@ def gateway_for(
         trusted_proxies=frozenset(args.trust_proxy or ()),
     )
     logging.getLogger("mahjong.gateway").info("web client at http://%s:%d/", args.host, args.port)
-    return Gateway(event_log, config, listen=sock)
+    return GatewayService(event_log, config, listen=sock)
 
 
 def cmd_gateway(args: argparse.Namespace) -> int:

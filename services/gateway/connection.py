@@ -36,8 +36,10 @@ from schemas.codes import Code
 from schemas.commands import Command
 from schemas.table import CommandEnvelope, CommandRejected
 from schemas.table import encode as encode_envelope
+from services.gateway import access
 from services.gateway import protocol as proto
 from services.gateway.accounts import Account
+from services.gateway.gateway import Gateway
 from services.gateway.limits import TokenBucket
 from services.gateway.metrics import COMMANDS_SENT
 from services.gateway.sessions import SessionUnchecked
@@ -49,8 +51,6 @@ from services.runtime.topics import TABLE_COMMANDS
 
 if TYPE_CHECKING:
     from litestar import WebSocket
-
-    from services.gateway.app import Gateway
 
 log = logging.getLogger("mahjong.gateway.ws")
 
@@ -84,7 +84,7 @@ class Connection:
         self.account: Account | None = None
         self.table_id = ""
         self.watched: Watched | None = None
-        self.spectator_ok = False
+        self.access: access.Watch | None = None  # what the account is to the table (hello)
         self.outbox: asyncio.Queue[msgspec.Struct] = asyncio.Queue(self.limits.ws_send_queue)
         self.dirty = asyncio.Event()
         self.hand_changed = False
@@ -192,25 +192,18 @@ class Connection:
         if not table_id or len(table_id) > 100:
             raise Closing("forbidden", "no such table")
         watched = await self.gateway.tables.peek(table_id)
-        lobby_table = self.gateway.lobby.table(table_id)
-        in_lobby = lobby_table is not None and (
-            account.id in lobby_table.seated or account.id in lobby_table.players
-        )
-        in_hand = watched.state is not None and account.id in watched.state.players
-        public = lobby_table is not None and lobby_table.options.public
-        if not (in_lobby or in_hand or public):
-            closed, closed_private = self.gateway.lobby.closed, self.gateway.lobby.closed_private
-            if lobby_table is None and table_id in closed and table_id not in closed_private:
-                # An ended public table says so; an ended private one looks missing.
+        hand_players = () if watched.state is None else watched.state.players
+        self.access = access.watch(self.gateway.lobby, table_id, account.id, hand_players)
+        role = self.access.role
+        if role is None:
+            if self.access.refusal == "table_closed":
                 raise Closing("table_closed", "this table has ended")
             raise Closing("forbidden", "this table is private, or there is no such table")
-        self.spectator_ok = public
         self.table_id = table_id
         self.watched = await self.gateway.tables.watch(table_id, self)
         self.gateway.lobby.listen(table_id, self)
         if frame.hand_id is not None and frame.hand_id == self.watched.hand_id:
             self._resume(frame.hand_id, frame.last_seq)
-        role = "player" if (in_lobby or in_hand) else "spectator"
         self.role = role
         if role == "player":
             self._take_seat(account.id)
@@ -221,7 +214,7 @@ class Connection:
                     table_id=table_id,
                     player=account.id,
                     name=account.name,
-                    role=role,  # type: ignore[arg-type]
+                    role=role,
                     server_ms=now_ms(),
                 )
             )
@@ -372,17 +365,14 @@ class Connection:
 
     def seat_in(self, state: HandState) -> int | None:
         """The account's seat in that hand (seats move on by one every hand)."""
-        if self.account is None:
-            return None
-        players = state.players
-        return players.index(self.account.id) if self.account.id in players else None
+        return None if self.account is None else access.seat_in(state.players, self.account.id)
 
     async def _hand_frames(self) -> list[msgspec.Struct]:
         w = self.watched
         if w is None or w.state is None or not w.events:
             return []
         state, events = w.state, w.events
-        if self.seat_in(state) is None and not self.spectator_ok:
+        if self.access is None or not self.access.sees_hand(self.seat_in(state)):
             return []
         frames: list[msgspec.Struct] = []
         if state.hand_id != self.hand_id:

@@ -241,42 +241,38 @@ class PathGuard:
         fields = {"status": 400, "code": "bad_path", "method": scope.get("method", "")}
         fields["path"] = path[:200]
         log.info("request refused: 400 bad_path", extra=fields)
-        body = json.dumps(
-            {"code": "bad_path", "reason": "the path holds a control character", "params": {}}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        reason = "the path holds a control character"
+        await refuse(send, 400, {"code": "bad_path", "reason": reason, "params": {}})
 
 
-async def _too_many(send: Any, wait_s: float) -> None:
-    body = json.dumps(
-        {
-            "code": "rate_limited",
-            "reason": "too many requests; slow down",
-            "params": {"retry_after_s": max(1, math.ceil(wait_s))},
-        }
-    ).encode()
+async def refuse(
+    send: Any, status: int, error: dict[str, Any], headers: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    """Answer from ASGI middleware, before any route: ``error`` (``{"code", "reason",
+    "params"}``, as the routes answer) as JSON with ``status`` and any further ``headers``."""
+    body = json.dumps(error).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 429,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
-                (b"retry-after", str(max(1, math.ceil(wait_s))).encode()),
+                *headers,
                 (b"content-length", str(len(body)).encode()),
             ],
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+async def _too_many(send: Any, wait_s: float) -> None:
+    retry = max(1, math.ceil(wait_s))
+    error = {
+        "code": "rate_limited",
+        "reason": "too many requests; slow down",
+        "params": {"retry_after_s": retry},
+    }
+    await refuse(send, 429, error, ((b"retry-after", str(retry).encode()),))
 
 
 class Counter:

@@ -3,13 +3,11 @@ the socket (``table`` frames) and over HTTP (``GET /api/tables/{id}``, the lobby
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
+from schemas.types import COMPUTER_PREFIX
+from services.gateway.gateway import Gateway
 from services.gateway.protocol import SeatInfo, TableInfo
-from services.rules import COMPUTER
-
-if TYPE_CHECKING:
-    from services.gateway.app import Gateway
 
 Info = TypeVar("Info", bound=TableInfo)
 
@@ -23,7 +21,8 @@ async def table_info(gw: Gateway, table_id: str, viewer: str | None, kind: type[
     people = t.players if t.started else t.seated
     names = await gw.names(people)
     starting = t.stage == "starting"
-    ratings = {p: await gw.rating_of(p) for p in people if starting and not p.startswith(COMPUTER)}
+    computer = {p: p.startswith(COMPUTER_PREFIX) for p in people}
+    ratings = {p: await gw.rating_of(p) for p in people if starting and not computer[p]}
     return kind(
         table_id=t.table_id,
         status=t.stage,
@@ -33,7 +32,7 @@ async def table_info(gw: Gateway, table_id: str, viewer: str | None, kind: type[
             SeatInfo(
                 player=p,
                 name=names.get(p, p),
-                computer=p.startswith(COMPUTER),
+                computer=computer[p],
                 rating=ratings.get(p),
                 present=p in t.present,
             )

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from schemas.codes import SeatingCode, TableCode
+from schemas.types import COMPUTER_PREFIX
 from services.rules.clock import PRESETS
 from services.rules.tiles import SEATS
 
-COMPUTER = "computer:"
+COMPUTER = COMPUTER_PREFIX
 """Every computer player's id starts so: ``computer:<strength>:<n>``."""
 PACES = ("instant", "fast", "normal", "slow")
 """How fast the computers of a table play."""

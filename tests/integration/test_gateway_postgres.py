@@ -23,7 +23,7 @@ from services.gateway.accounts import (
     now_ms,
     token_hash,
 )
-from services.gateway.app import Gateway
+from services.gateway.app import GatewayService
 from services.gateway.config import GatewayConfig
 from services.gateway.sessions import SocketSessions
 from services.gateway.store_postgres import PostgresAccountStore
@@ -151,7 +151,7 @@ def test_a_socket_on_gateway_b_closes_when_its_session_is_logged_out_on_gateway_
         gateways, socks = [], []
         for _ in range(2):
             config = GatewayConfig(data_dir=tmp_path, port=0, request_timeout_s=5.0)
-            gateways.append(Gateway(log, config, PostgresAccountStore(postgres_dsn, schema)))
+            gateways.append(GatewayService(log, config, PostgresAccountStore(postgres_dsn, schema)))
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.bind(("127.0.0.1", 0))
             socks.append(sock)

@@ -21,7 +21,7 @@ import websockets
 from schemas.views import SeatView
 from services.bots import make_bot
 from services.clock.service import ClockService
-from services.gateway.app import Gateway
+from services.gateway.app import GatewayService
 from services.gateway.config import GatewayConfig, Limits
 from services.history.service import HistoryService
 from services.history.store import open_store as open_history_store
@@ -36,7 +36,7 @@ ADMIN = "test-admin-secret"
 @dataclass
 class Platform:
     log: EmbeddedLog
-    gateway: Gateway
+    gateway: GatewayService
     url: str
     ws_url: str
     http: httpx.AsyncClient
@@ -69,7 +69,7 @@ async def platform(
         limits=limits or Limits(),
         request_timeout_s=5.0,
     )
-    gateway = Gateway(log, config)
+    gateway = GatewayService(log, config)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
