@@ -1,14 +1,14 @@
 """Events of a hand: the facts in its append-only log.
 
 Every event carries ``table_id``, ``hand_id`` and ``seq`` (1, 2, 3, … per hand). Some events are
-private to one seat or to the server; ``services.rules.view`` decides who may see what
+private to one seat or to the server; ``services.rules.visibility`` decides who may see what
 (RULES.md §10). Tiles are written in the RULES.md notation (``5s``).
 """
 
 from __future__ import annotations
 
 import typing
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -120,12 +120,27 @@ class TileDiscarded(HandEvent, frozen=True, tag="tile_discarded"):
     timeout: bool = False
 
 
+CLAIM_HU, CLAIM_PUNG, CLAIM_KONG = 1, 2, 4
+"""The bits of a seat's claim rights in ``ResponseWindowOpened.claims``."""
+
+ClaimRights = Annotated[
+    int,
+    msgspec.Meta(
+        ge=0, le=7, description="a seat's legal claims as bits: hu = 1, pung = 2, kong = 4"
+    ),
+]
+
+
 class ResponseWindowOpened(HandEvent, frozen=True, tag="response_window_opened"):
-    """The seats that have a legal claim on a discard must each respond."""
+    """The seats that have a legal claim on a discard must each respond.
+
+    ``claims[i]`` is what ``seats[i]`` may claim. Logs written before the field existed hold
+    an empty list; ``services.rules.hand.apply`` works the rights out for those."""
 
     discarder: Seat
     tile: Tile
     seats: list[Seat]
+    claims: list[ClaimRights] = []
 
 
 class RobbingWindowOpened(HandEvent, frozen=True, tag="robbing_window_opened"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from schemas.commands import Command
+from schemas.events import Event
 from schemas.types import Direction, Seat, Suit, Tile
 
 
@@ -95,3 +96,22 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     clocks: list[ClockView] = []
     grace_ms: int = 0
     paused: bool = False  # an untimed practice hand its human paused: nobody decides
+
+
+class HiddenEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="hidden"):
+    """An event this seat may not see (yet), in its place in the sequence.
+
+    ``event`` is the hidden event's type, ``seat`` whose it was; ``public`` holds the parts
+    everyone may see (``count`` of dealt tiles, a draw's ``replacement`` and ``wall_left``).
+    """
+
+    table_id: str
+    hand_id: str
+    seq: int
+    event: str
+    seat: int | None = None
+    public: dict[str, int | bool] = {}
+
+
+SeenEvent = Event | HiddenEvent
+"""An event of a hand as one seat may see it: whole, or hidden in its place."""

@@ -13,9 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from services.rules import scenario as scenarios
-from services.rules.shuffle import commitment, shuffle
-from services.rules.tiles import format_tiles
+from services.rules import commitment, first_difference, format_tiles, run_scenario, shuffle
 from services.runtime.config import add_log_options, opened_log
 from services.runtime.ops import add_ops_options, configure_logging, exit_cleanly_on_sigterm
 from services.runtime.serve import serve
@@ -36,7 +34,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
             print("give one scenario file, or --check with files and folders", file=sys.stderr)
             return 2
         data = json.loads(Path(args.paths[0]).read_text())
-        print(json.dumps(scenarios.run(data), indent=1))
+        print(json.dumps(run_scenario(data), indent=1))
         return 0
     passed = failed = skipped = 0
     for path in _scenario_files(args.paths):
@@ -50,7 +48,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
             if not isinstance(expect, dict):
                 problem = "no expect object"
             else:
-                problem = scenarios.first_difference(expect, scenarios.run(data))
+                problem = first_difference(expect, run_scenario(data))
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
             problem = f"error: {type(exc).__name__}: {exc}"
         if problem is None:

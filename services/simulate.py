@@ -18,9 +18,7 @@ import msgspec
 from schemas import commands as cmd
 from schemas.table import CommandEnvelope, ReplyEnvelope, StartHand, decode_event, encode
 from services.bots import Bot, make_bot
-from services.rules.hand import pending_seats
-from services.rules.state import HandState, apply
-from services.rules.view import seat_view
+from services.rules import HandState, apply, pending_seats, seat_view
 from services.runtime.log import EventLog, Outgoing
 from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_REPLIES
 

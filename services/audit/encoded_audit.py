@@ -38,8 +38,7 @@ from schemas import events as ev
 from schemas.table import EventEnvelope
 from services.audit.hand_audit import AuditResult, check_payments
 from services.audit.redecide import OPENING, PEEK_OF, fresh_hand, redecide
-from services.rules import HandState
-from services.rules.shuffle import SEED_BYTES, shuffle
+from services.rules import SEED_BYTES, HandState, shuffle
 
 _ANY_PEEK: Any = reduce(operator.or_, PEEK_OF.values())  # any event's peek
 _PEEK_EVENTS = msgspec.json.Decoder(list[_ANY_PEEK])

@@ -31,9 +31,7 @@ import msgspec
 
 from schemas import events as ev
 from services.audit.redecide import OPENING, describe, fresh_hand, redecide, show, tag
-from services.rules.settlement import placements
-from services.rules.shuffle import SEED_BYTES, Deal, shuffle
-from services.rules.tiles import NAMES
+from services.rules import NAMES, SEED_BYTES, Deal, placements, shuffle
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,7 @@ import msgspec
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules import HandState, handle, start_hand
-from services.rules.clock import tick
-from services.rules.shuffle import Deal
+from services.rules import Deal, HandState, handle, start_hand, tick
 
 OPENING = 6
 """HandStarted, four TilesDealt and WallBuilt: the events ``start_hand`` emits."""

@@ -15,7 +15,7 @@ from typing import ClassVar
 from schemas import commands as cmd
 from schemas.views import SeatView
 from services.bots.botview import BotView, from_seat_view
-from services.rules.tiles import INDEX, NAMES, SUITS
+from services.rules import INDEX, NAMES, SUITS
 
 
 @dataclass(slots=True)

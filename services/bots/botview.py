@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 
 from schemas import commands as cmd
 from schemas.views import SeatView
-from services.rules.analysis import suit_keys
-from services.rules.tiles import INDEX, NUM_TYPES, SUITS
+from services.rules import INDEX, NUM_TYPES, SUITS, suit_keys
 
 
 @dataclass(slots=True)
@@ -57,7 +56,7 @@ class BotView:
     hand: list[int] = field(default_factory=lambda: [0] * NUM_TYPES)
     """The seat's own concealed tiles as 27 counts."""
     keys: list[int] = field(default_factory=lambda: [0, 0, 0])
-    """The same tiles as three per-suit base-5 keys (``services.rules.analysis.suit_keys``)."""
+    """The same tiles as three per-suit base-5 keys (``services.rules.suit_keys``)."""
     drawn: int | None = None
     """The tile this seat just drew, while it is this seat's turn."""
     exchange_chosen: tuple[int, ...] | None = None

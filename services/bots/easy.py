@@ -21,7 +21,7 @@ from services.bots.bot import (
     suit_tiles,
 )
 from services.bots.botview import BotView
-from services.rules.selfplay import connectedness
+from services.rules import connectedness
 
 
 class EasyBot(Bot):

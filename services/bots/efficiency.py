@@ -1,6 +1,6 @@
 """Tile efficiency: shanten (tiles away from ready) and ukeire (tiles that bring a hand closer).
 
-A suit's nine counts are one base-5 key, as in ``services.rules.analysis``. Each key gets a
+A suit's nine counts are one base-5 key, as in ``services.rules.fan``. Each key gets a
 small *value vector*: ``V[h][b]`` is the best ``2·melds + taatsu + h`` using at most ``b``
 blocks (melds and *taatsu*: a pair, two neighbours or a gapped pair) with ``h`` pair heads.
 It comes from the vectors of smaller keys, by trying each use of the suit's lowest tile.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.rules.analysis import POW5
+from services.rules import POW5
 
 NEG = -99
 """An impossible entry of a value vector (e.g. a pair head in a suit without a pair)."""

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.bots import efficiency as eff
-from services.rules.analysis import POW5
+from services.rules import POW5
 
 FAN_CAP = 3
 

@@ -24,9 +24,7 @@ from itertools import pairwise
 from schemas import commands as cmd
 from services.bots.bot import Bot
 from services.bots.tracker import SeatTracker
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
-from services.rules.selfplay import random_seed
-from services.rules.shuffle import shuffle
+from services.rules import handle, legal_actions, pending_seats, random_seed, shuffle, start_hand
 
 Z95 = 1.96
 MAX_DECISIONS = 2000  # far above any real hand; a guard against a bot that stalls a hand

@@ -29,8 +29,7 @@ from services.bots.bot import (
     suit_sizes,
 )
 from services.bots.botview import BotView
-from services.rules.analysis import POW5, suit_keys
-from services.rules.selfplay import connectedness
+from services.rules import POW5, connectedness, suit_keys
 
 
 def needed_without(keys: list[int], suit: int) -> int:

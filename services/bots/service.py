@@ -30,9 +30,7 @@ from services.bots import make_bot
 from services.bots.bot import Bot
 from services.bots.botview import from_seat_view
 from services.bots.pace import PACES, Pace
-from services.rules.hand import pending_seats
-from services.rules.state import HandState, ReplayError, apply
-from services.rules.view import seat_view
+from services.rules import HandState, ReplayError, apply, pending_seats, seat_view
 from services.runtime.log import EventLog, Outgoing, Processor, Record
 from services.runtime.ops import RoundTrips
 from services.runtime.topics import TABLE_COMMANDS

@@ -38,8 +38,7 @@ from services.bots.botview import BotView
 from services.bots.danger import Threat, danger, pressure, shown_clean, threats
 from services.bots.fan import free_value, pure_distance
 from services.bots.normal import Efficiency, NormalBot, unseen_counts
-from services.rules.analysis import POW5, winning_tiles
-from services.rules.selfplay import connectedness
+from services.rules import POW5, connectedness, winning_tiles
 
 SAFETY = 1.5
 """Share of the best discard's two-step score worth giving up per point of danger."""

@@ -15,10 +15,7 @@ from typing import Any
 
 from schemas import events as ev
 from services.bots.botview import BotView, MeldInfo, WinInfo
-from services.rules.analysis import POW5
-from services.rules.tiles import INDEX, SUITS
-
-DIRECTION_STEP = {"right": 1, "opposite": 2, "left": 3}
+from services.rules import DIRECTION_STEP, INDEX, POW5, SUITS
 
 
 class SeatTracker:

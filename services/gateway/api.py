@@ -40,9 +40,8 @@ from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
 from services.gateway.table_info import table_info
-from services.gateway.visibility import hand_over, seen_events
 from services.history.fold import HandRow
-from services.rules.view import seat_view
+from services.rules import hand_over, seat_view, seen_events
 
 log = logging.getLogger("mahjong.gateway.api")
 

@@ -45,9 +45,7 @@ from services.gateway.metrics import COMMANDS_SENT
 from services.gateway.sessions import SessionUnchecked
 from services.gateway.table_info import table_info
 from services.gateway.tables import Watched
-from services.gateway.visibility import hand_over, seen
-from services.rules.state import HandState
-from services.rules.view import seat_view
+from services.rules import HandState, hand_over, seat_view, seen
 from services.runtime.log import Outgoing
 from services.runtime.topics import TABLE_COMMANDS
 

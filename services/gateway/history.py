@@ -24,9 +24,7 @@ from schemas.table import decode_event
 from schemas.views import SeatView
 from services.gateway.tables import TableWatcher
 from services.history.store import HistoryStore
-from services.rules.state import HandState, apply
-from services.rules.tiles import NAMES
-from services.rules.view import seat_view
+from services.rules import HandState, apply, open_view
 from services.runtime.log import EventLog, read_through
 from services.runtime.topics import TABLE_EVENTS
 
@@ -103,16 +101,5 @@ def replay_frames(events: list[ev.Event]) -> list[ReplayStep]:
     steps = []
     for e in events:
         apply(state, e)
-        steps.append(ReplayStep(seq=e.seq, event=e, view=_open_view(state)))
+        steps.append(ReplayStep(seq=e.seq, event=e, view=open_view(state)))
     return steps
-
-
-def _open_view(state: HandState) -> SeatView:
-    view = seat_view(state, None)
-    players = [
-        msgspec.structs.replace(
-            p, hand=[NAMES[t] for t in range(27) for _ in range(state.counts[p.seat][t])]
-        )
-        for p in view.players
-    ]
-    return msgspec.structs.replace(view, players=players)

@@ -24,9 +24,9 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from schemas.codes import Code, TableCode
-from schemas.events import Event
 from schemas.lobby import TableOptions
 from schemas.views import SeatView
+from schemas.views import SeenEvent as SeenEvent  # an events frame holds these
 
 PROTOCOL_VERSION = 1
 """The version this gateway speaks. A client sending a newer ``v`` gets ``unsupported_version``."""
@@ -144,7 +144,7 @@ class TableFrame(TableInfo, frozen=True, kw_only=True, tag_field="type", tag="ta
 
 class ViewFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="view"):
     """What the connection's seat may see now (RULES.md §10), computed by
-    ``services.rules.view.seat_view``. ``decision_seq`` names the pending decision; echo it
+    ``services.rules.seat_view``. ``decision_seq`` names the pending decision; echo it
     in ``command``. ``names`` maps the hand's player ids to display names."""
 
     seq: int
@@ -153,24 +153,6 @@ class ViewFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag
     view: SeatView
     names: dict[str, str] = {}
     server_ms: int = 0
-
-
-class HiddenEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="hidden"):
-    """An event this seat may not see (yet), in its place in the sequence.
-
-    ``event`` is the hidden event's type, ``seat`` whose it was; ``public`` holds the parts
-    everyone may see (``count`` of dealt tiles, a draw's ``replacement`` and ``wall_left``).
-    """
-
-    table_id: str
-    hand_id: str
-    seq: int
-    event: str
-    seat: int | None = None
-    public: dict[str, int | bool] = {}
-
-
-SeenEvent = Event | HiddenEvent
 
 
 class EventsFrame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="events"):

@@ -5,12 +5,12 @@ connect to any gateway). It keeps in memory only the tables someone watches: the
 hand's events and ``HandState``. A table is loaded when its first client arrives: where its
 current hand starts comes from the follower (which notes every ``hand_started`` it passes)
 or else from ``table.heads``, and the tail from there is folded with
-``services.rules.state.apply``, as the table and clock services do on recovery. Loading
+``services.rules.apply``, as the table and clock services do on recovery. Loading
 reads the log without holding the follower's lock, so a table being loaded never holds up
 the broadcasts of the others; before the table joins the watched ones it folds whatever the
 follower passed meanwhile. From then on the follower's records are folded too, each offset
 once (records older than the load's end are skipped). Seat views come only from
-``services.rules.view.seat_view`` (RULES.md §10).
+``services.rules.seat_view`` (RULES.md §10).
 
 Every ``hand_ended`` (of any table, watched or not) also goes to ``on_hand_ended`` when one
 is given (players' hand history is the history projection's, ``services/history``). Who
@@ -31,7 +31,7 @@ import msgspec
 
 from schemas import events as ev
 from schemas.table import CommandRejected, ReplyEnvelope, TableHead, decode_event
-from services.rules.state import HandState, ReplayError, apply
+from services.rules import HandState, ReplayError, apply
 from services.runtime.log import EventLog, Record, partition_for, read_through
 from services.runtime.topics import TABLE_EVENTS, TABLE_HEADS, TABLE_REPLIES
 

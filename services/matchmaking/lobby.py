@@ -26,7 +26,7 @@ import msgspec
 from schemas import lobby as lb
 from schemas.codes import LobbyCode, SeatingCode
 from schemas.table import StartHand
-from schemas.types import COMPUTER_PREFIX
+from services.rules import first_seats, is_computer, next_seats, rated, seating_problem
 
 SEATS = 4
 QUICK_PLAY = lb.TableOptions(rated=True, clock="standard", public=False)
@@ -181,11 +181,7 @@ def _free(lobby: Lobby, request: lb.MatchRequest, now: int) -> Output | Refusal:
 
 def options_problem(options: lb.TableOptions) -> tuple[SeatingCode, str] | None:
     """Why a table cannot be created with these options (RULES.md §8, §9), or None."""
-    if options.rated and options.clock is None:
-        return "rated_needs_clock", "a rated table needs a clock"
-    if options.rated and options.computers is not None:
-        return "rated_needs_humans", "a rated table is for four humans; computers make it casual"
-    return None
+    return seating_problem(options.rated, options.clock, options.computers is not None)
 
 
 def _create(lobby: Lobby, r: lb.CreateTable, now: int, chance: Chance) -> Output | Refusal:
@@ -394,7 +390,7 @@ def _finished(lobby: Lobby, r: lb.TableFinished, now: int, chance: Chance) -> Ou
             at_ms=now,
             table_id=r.table_id,
             hand_id=r.hand_id,
-            points={p: v for p, v in points.items() if not p.startswith(COMPUTER_PREFIX)},
+            points={p: v for p, v in points.items() if not is_computer(p)},
         )
     ]
     staying = [p for p in table.seated if p not in table.leaving]
@@ -428,26 +424,14 @@ _HANDLERS: dict[type[lb.MatchRequest], Callable[..., Output | Refusal]] = {
 
 def _draw_seats(table: Table, humans: list[str], chance: Chance) -> list[str]:
     """A first hand's seat order: ``humans`` and computers in the empty seats, at random."""
-    strength = table.options.computers or "normal"
-    players = humans + [f"{COMPUTER_PREFIX}{strength}:{i}" for i in range(SEATS - len(humans))]
-    chance.shuffle(players)
-    return players
+    return first_seats(humans, table.options.computers or "normal", chance.shuffle)
 
 
 def _next_hand(table: Table, humans: list[str], request_id: str, now: int) -> Output:
     """The table's next hand: the seats move on by one (so the dealer rotates, RULES.md
     §1), a computer taking any seat a human left. Everyone asked for it at the table, so
     nobody needs waiting for."""
-    moved = table.players[1:] + table.players[:1]
-    strength = table.options.computers or "normal"
-    used = {p for p in moved if p.startswith(COMPUTER_PREFIX)}
-    fresh = (f"{COMPUTER_PREFIX}{strength}:{i}" for i in range(SEATS * 2))
-    players = []
-    for p in moved:
-        if not p.startswith(COMPUTER_PREFIX) and p not in humans:
-            p = next(c for c in fresh if c not in used)
-            used.add(p)
-        players.append(p)
+    players = next_seats(table.players, humans, table.options.computers or "normal")
     return _found(table, players, humans, request_id, now)
 
 
@@ -455,19 +439,19 @@ def _found(
     table: Table, players: list[str], present: list[str], request_id: str, now: int
 ) -> Output:
     """The table has its players: announce them, and deal once every human has it open."""
-    computers = [s for s, p in enumerate(players) if p.startswith(COMPUTER_PREFIX)]
+    computers = [s for s, p in enumerate(players) if is_computer(p)]
     found = lb.TableFound(
         request_id=request_id,
         at_ms=now,
         table_id=table.table_id,
         players=players,
         computer_seats=computers,
-        rated=table.options.rated and not computers,
+        rated=rated(table.options.rated, computers),
         clock=table.options.clock,
         deal_by_ms=now + DEAL_WAIT_MS,
         present=present,
     )
-    humans = [p for p in players if not p.startswith(COMPUTER_PREFIX)]
+    humans = [p for p in players if not is_computer(p)]
     if not all(p in present for p in humans):
         return [found]
     dealt = msgspec.structs.replace(table, players=players, computer_seats=computers)
@@ -477,14 +461,14 @@ def _found(
 def _deal(table: Table, request_id: str, now: int) -> Output:
     """Deal the table's next hand to the players it found."""
     computers = list(table.computer_seats)
-    rated = table.options.rated and not computers
+    is_rated = rated(table.options.rated, computers)
     started = lb.TableStarted(
         request_id=request_id,
         at_ms=now,
         table_id=table.table_id,
         players=list(table.players),
         computer_seats=computers,
-        rated=rated,
+        rated=is_rated,
         clock=table.options.clock,
     )
     number = table.hands_played + 1
@@ -493,7 +477,7 @@ def _deal(table: Table, request_id: str, now: int) -> Output:
         players=list(table.players),
         command_id=f"start:{table.table_id}" + (f"#{number}" if number > 1 else ""),
         clock=table.options.clock,
-        rated=rated,
+        rated=is_rated,
         computer_seats=computers,
         pace=table.options.pace,
         lobby=True,

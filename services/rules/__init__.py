@@ -1,19 +1,88 @@
-"""The Blood Battle rules engine: pure, deterministic, no I/O.
+"""The Blood Battle rules engine: pure, deterministic, no I/O. The one way services reach it.
 
-The small API: ``start_hand`` → (state, events); ``legal_actions(state, seat)``;
-``decide(state, command)`` → events or a ``Rejection``; ``apply(state, event)``; ``replay``.
+One module per section of ``../shared/RULES.md`` (docs/architecture-rules.md has the table);
+services import from here only, never a submodule (tests/unit/test_architecture.py).
+
+The hand:
+    ``start_hand(table_id, hand_id, deal, ...)`` → (state, opening events);
+    ``decide(state, command)`` → events or a ``Rejection`` (pure); ``handle`` the same, in
+    place, for the hand's single writer; ``apply(state, event)``, ``replay(events)``;
+    ``legal_actions(state, seat)``, ``pending_seats(state)``; ``HandState``, ``ReplayError``.
+§1 tiles, seats and the shuffle: ``NAMES``, ``INDEX``, ``SUITS``, ``NUM_TYPES``,
+    ``format_tiles``, ``DIRECTION_STEP``, ``shuffle``, ``Deal``, ``commitment``, ``SEED_BYTES``.
+§4 fan, for bots and hints: ``POW5``, ``suit_keys``, ``winning_tiles``.
+§7 ``placements``. §8 clocks: ``PRESETS``, ``tick``, ``check_time``, ``clocks_started``.
+§9 tables: ``seating_problem``, ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``,
+    ``first_seats``, ``next_seats``.
+§10 what each seat may see: ``seat_view``, ``seen``, ``seen_events``, ``hand_over``,
+    ``open_view`` (an ended hand's replay).
+Tools: ``run_scenario`` and ``first_difference`` (conformance scenarios); ``random_seed`` and
+    ``connectedness`` (self-play).
 """
 
-from services.rules.hand import decide, handle, legal_actions, pending_seats, start_hand
-from services.rules.state import HandState, apply, replay
+from services.rules.clock import PRESETS, check_time, clocks_started, tick
+from services.rules.fan import POW5, suit_keys, winning_tiles
+from services.rules.hand import apply, decide, handle, legal_actions, replay, start_hand
+from services.rules.placement import placements
+from services.rules.scenario import first_difference
+from services.rules.scenario import run as run_scenario
+from services.rules.selfplay import connectedness, random_seed
+from services.rules.shuffle import SEED_BYTES, Deal, commitment, shuffle
+from services.rules.state import HandState, ReplayError, pending_seats
+from services.rules.table import (
+    COMPUTER,
+    first_seats,
+    is_computer,
+    next_seats,
+    rated,
+    seating_problem,
+    table_problem,
+)
+from services.rules.tiles import DIRECTION_STEP, INDEX, NAMES, NUM_TYPES, SUITS, format_tiles
+from services.rules.visibility import hand_over, open_view, seat_view, seen, seen_events
 
 __all__ = [
+    "COMPUTER",
+    "DIRECTION_STEP",
+    "INDEX",
+    "NAMES",
+    "NUM_TYPES",
+    "POW5",
+    "PRESETS",
+    "SEED_BYTES",
+    "SUITS",
+    "Deal",
     "HandState",
+    "ReplayError",
     "apply",
+    "check_time",
+    "clocks_started",
+    "commitment",
+    "connectedness",
     "decide",
+    "first_difference",
+    "first_seats",
+    "format_tiles",
+    "hand_over",
     "handle",
+    "is_computer",
     "legal_actions",
+    "next_seats",
+    "open_view",
     "pending_seats",
+    "placements",
+    "random_seed",
+    "rated",
     "replay",
+    "run_scenario",
+    "seat_view",
+    "seating_problem",
+    "seen",
+    "seen_events",
+    "shuffle",
     "start_hand",
+    "suit_keys",
+    "table_problem",
+    "tick",
+    "winning_tiles",
 ]

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.codes import RuleCode
-from services.rules.hand import pending_seats
-from services.rules.state import CLOCK_PRESETS, HandState, apply
+from services.rules.state import Clock, Fold, HandState, ReplayError, Running, pending_seats
+from services.rules.state import reject as _reject
+
+CLOCK_PRESETS: dict[str, tuple[int, int]] = {
+    "bullet": (2_000, 5_000),
+    "blitz": (3_000, 10_000),
+    "standard": (5_000, 20_000),
+    "relaxed": (15_000, 60_000),
+}
+"""Clock presets of RULES.md §8: per-decision base time and per-hand reserve, in ms."""
 
 OPENING_MIN_MS = 15_000
 """Exchange and missing-suit decisions get at least this base time."""
@@ -21,6 +28,11 @@ LAG_GRACE_MS = 0
 Each hand records the value it ran with, so replays stay exact if the policy changes."""
 
 PRESETS = tuple(CLOCK_PRESETS)
+
+
+def full_reserve(preset: str) -> int:
+    """A seat's reserve at the start of each hand under a clock preset (RULES.md §8)."""
+    return CLOCK_PRESETS[preset][1]
 
 
 def allowance(preset: str, phase: str, in_window: bool) -> tuple[int, bool]:
@@ -51,7 +63,8 @@ def tick(
     events: list[ev.Event] = []
 
     def emit(event: ev.Event) -> None:
-        apply(state, event)
+        FOLDS[type(event)](state, event)  # built from the state: it fits, no checks needed
+        state.seq = event.seq
         events.append(event)
 
     pending = set(pending_seats(state))
@@ -99,6 +112,13 @@ def tick(
     return events
 
 
+def clocks_started(state: HandState) -> int:
+    """When the latest running clock started (0 for an untimed hand or no running clock)."""
+    if state.clock is None or not state.clock.running:
+        return 0
+    return max(r.offered_ms for r in state.clock.running.values())
+
+
 def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.Rejection | None:
     """Whether a command is on time: a timeout only once the seat's deadline (plus the lag
     allowance) has passed, for the decision it names; an answer only before then."""
@@ -142,5 +162,28 @@ def check_time(state: HandState, command: cmd.HandCommand, now_ms: int) -> cmd.R
     return None
 
 
-def _reject(code: RuleCode, reason: str, **params: str | int) -> cmd.Rejection:
-    return cmd.Rejection(code=code, reason=reason, params=params)
+# --- folding -------------------------------------------------------------------------------
+
+
+def _clock_started(s: HandState, e: ev.ClockStarted) -> None:
+    clock = _clock_of(s)
+    clock.grace_ms = e.grace_ms
+    for d in e.seats:
+        clock.running[d.seat] = Running(
+            e.decision_seq, e.at_ms, d.base_ms, d.reserve_ms, d.deadline_ms
+        )
+
+
+def _clock_stopped(s: HandState, e: ev.ClockStopped) -> None:
+    clock = _clock_of(s)
+    clock.running.pop(e.seat, None)
+    clock.reserve[e.seat] = e.reserve_ms
+
+
+def _clock_of(s: HandState) -> Clock:
+    if s.clock is None:
+        raise ReplayError("a clock event in an untimed hand")
+    return s.clock
+
+
+FOLDS: dict[type, Fold] = {ev.ClockStarted: _clock_started, ev.ClockStopped: _clock_stopped}

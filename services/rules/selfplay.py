@@ -9,9 +9,9 @@ import random
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.shuffle import shuffle
-from services.rules.state import HandState
+from services.rules.state import HandState, pending_seats
 from services.rules.tiles import INDEX
 
 

@@ -1,14 +1,14 @@
-"""Wall exhaustion settlement (RULES.md §6) and final placement (§7). Pure functions."""
+"""Wall exhaustion settlement (RULES.md §6): flower pigs, not ready, kong refunds."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
-from operator import gt
 
+from schemas import events as ev
 from schemas.events import Payment
-from services.rules.analysis import ready_value
-from services.rules.state import HandState
+from services.rules.fan import ready_value
+from services.rules.placement import end
+from services.rules.state import Fold, HandState, Log
 
 FLOWER_PIG_PENALTY = 8
 
@@ -63,7 +63,28 @@ def settle_exhaustion(state: HandState) -> Exhaustion:
     return Exhaustion(ready=ready, flower_pigs=pigs, base_values=base, payments=payments)
 
 
-def placements(scores: list[int]) -> list[int]:
-    """Placement 1-4 per seat by final points, highest first; equal points share a place."""
-    # 1 + how many others scored more: ``other > mine`` counted by map, in C.
-    return [1 + sum(map(gt, scores, repeat(mine))) for mine in scores]
+def exhaust(log: Log) -> None:
+    """The wall is empty and the last discard resolved: settle (§6) and end the hand (§7)."""
+    result = settle_exhaustion(log.state)
+    log.emit(
+        ev.WallExhausted,
+        ready=result.ready,
+        flower_pigs=result.flower_pigs,
+        base_values=result.base_values,
+    )
+    for p in result.payments:
+        log.emit(ev.SettlementItem, payment=p)
+    end(log, "wall_exhausted")
+
+
+def _wall_exhausted(s: HandState, e: ev.WallExhausted) -> None:
+    s.ready = list(e.ready)
+    s.window = None
+    s.turn = s.turn_kind = s.drawn = None
+
+
+def _settlement_item(s: HandState, e: ev.SettlementItem) -> None:
+    s.pay(e.payment)
+
+
+FOLDS: dict[type, Fold] = {ev.WallExhausted: _wall_exhausted, ev.SettlementItem: _settlement_item}

@@ -1,32 +1,26 @@
-"""The state of one hand and ``apply``: folding an event into it.
+"""The state of one hand: what the server knows, every section's facts in one record.
 
-The state is a plain mutable record owned by one writer. ``apply`` changes it in place and
-returns it; it never decides anything the event does not say, so folding a hand's events
-always rebuilds the same state (``replay``). Use ``HandState.copy`` for a scratch copy.
+The state is a plain mutable record owned by one writer. Each section module folds its own
+events into it (``services.rules.hand.apply`` dispatches); nothing here decides a rule. Use
+``HandState.copy`` for a scratch copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.analysis import POW5
-from services.rules.tiles import INDEX, NUM_TYPES, SUITS
+from schemas.codes import RuleCode
+from services.rules.fan import POW5
+from services.rules.tiles import NAMES, NUM_TYPES, seats_after
 
-CLOCK_PRESETS: dict[str, tuple[int, int]] = {
-    "bullet": (2_000, 5_000),
-    "blitz": (3_000, 10_000),
-    "standard": (5_000, 20_000),
-    "relaxed": (15_000, 60_000),
-}
-"""Clock presets of RULES.md §8: per-decision base time and per-hand reserve, in ms."""
+_AFTER = tuple((*seats_after(seat), seat) for seat in range(4))
 
-HU, PUNG, KONG = 1, 2, 4
-"""Bits of a seat's legal claims in an open window."""
-
-PHASES = ("deal", "exchange", "missing", "play", "ended")
+HU, PUNG, KONG = ev.CLAIM_HU, ev.CLAIM_PUNG, ev.CLAIM_KONG
+"""Bits of a seat's legal claims in an open window (as ``ResponseWindowOpened.claims``)."""
 
 
 @dataclass(slots=True)
@@ -147,16 +141,13 @@ class HandState:
     clock: Clock | None = None  # None: untimed
     rated: bool = False
     computer_seats: list[int] = field(default_factory=list)
-    paused: bool = False  # a practice hand its human paused (services.rules.pause)
+    paused: bool = False  # a practice hand its human paused (services.rules.practice)
 
     # --- derived facts -------------------------------------------------------------------
 
     @property
     def wall_left(self) -> int:
         return self.back - self.front
-
-    def active(self, seat: int) -> bool:
-        return not self.won[seat]
 
     def winners(self) -> int:
         return sum(self.won)
@@ -174,9 +165,9 @@ class HandState:
 
     def next_active(self, seat: int) -> int:
         """The next active seat after ``seat`` in turn order."""
-        for step in range(1, 5):
-            s = (seat + step) % 4
-            if not self.won[s]:
+        won = self.won
+        for s in _AFTER[seat]:
+            if not won[s]:
                 return s
         raise ValueError("no active seat left")
 
@@ -244,279 +235,92 @@ class HandState:
         self.payments.append(payment)
 
 
-# --- apply ---------------------------------------------------------------------------------
-
-
-def _hand_started(s: HandState, e: ev.HandStarted) -> None:
-    s.table_id, s.hand_id = e.table_id, e.hand_id
-    s.preset, s.players, s.commitment = e.preset, list(e.seats), e.commitment
-    s.phase = "deal"
-    s.rated, s.computer_seats = e.rated, list(e.computer_seats)
-    s.clock = None if e.clock is None else Clock(e.clock, reserve=[full_reserve(e.clock)] * 4)
-
-
-def full_reserve(preset: str) -> int:
-    """A seat's reserve at the start of each hand under a clock preset (RULES.md §8)."""
-    return CLOCK_PRESETS[preset][1]
-
-
-def _tiles_dealt(s: HandState, e: ev.TilesDealt) -> None:
-    counts, keys = s.counts[e.seat], s.keys[e.seat]
-    for name in e.tiles:  # add_tile, written out for the 53 dealt tiles
-        t = INDEX[name]
-        counts[t] += 1
-        keys[t // 9] += POW5[t % 9]
-
-
-def _wall_built(s: HandState, e: ev.WallBuilt) -> None:
-    s.wall = list(map(INDEX.__getitem__, e.tiles))
-    s.front, s.back = 0, len(s.wall)
-    s.direction, s.seed = e.direction, e.seed
-    s.phase = "exchange"
-    s.decision_seq = e.seq
-
-
-def _exchange_chosen(s: HandState, e: ev.ExchangeChosen) -> None:
-    chosen = tuple(map(INDEX.__getitem__, e.tiles))
-    for t in chosen:
-        s.remove_tile(e.seat, t)
-    s.exchange[e.seat] = chosen
-
-
-DIRECTION_STEP = {"right": 1, "opposite": 2, "left": 3}
-
-
-def _exchange_resolved(s: HandState, e: ev.ExchangeResolved) -> None:
-    step = DIRECTION_STEP[e.direction]
-    s.direction = e.direction
-    for seat, tiles in enumerate(e.passed):
-        for name in tiles:
-            s.add_tile((seat + step) % 4, INDEX[name])
-    s.phase = "missing"
-    s.decision_seq = e.seq
-
-
-def _missing_declared(s: HandState, e: ev.MissingSuitDeclared) -> None:
-    s.missing[e.seat] = SUITS.index(e.suit)
-
-
-def _missing_revealed(s: HandState, e: ev.MissingSuitsRevealed) -> None:
-    s.missing = [SUITS.index(x) for x in e.suits]
-    s.phase = "play"
-    s.turn, s.turn_kind, s.drawn = 0, "first", None
-    s.decision_seq = e.seq
-
-
-def _tile_drawn(s: HandState, e: ev.TileDrawn) -> None:
-    # hand._discard folds the usual draw itself, the same way: keep the two alike.
-    t = INDEX[e.tile]
-    if e.replacement:
-        s.back -= 1
-    else:
-        s.front += 1
-    s.add_tile(e.seat, t)
-    s.turn, s.turn_kind, s.drawn = e.seat, ("replacement" if e.replacement else "draw"), t
-    s.hu_blocked[e.seat] = False
-    s.pung_blocked[e.seat] = 0
-    s.window = None
-    s.decision_seq = e.seq
-
-
-def _tile_discarded(s: HandState, e: ev.TileDiscarded) -> None:
-    # hand._discard folds a discard itself, the same way: keep the two alike.
-    t = INDEX[e.tile]
-    s.remove_tile(e.seat, t)
-    s.discards[e.seat].append(t)
-    s.discard_after_draw = s.turn_kind in ("draw", "replacement")
-    s.turn = s.turn_kind = s.drawn = None
-    s.decision_seq = e.seq
-
-
-def _window_opened(s: HandState, e: ev.ResponseWindowOpened) -> None:
-    # hand._discard opens the window itself, the same way: keep the two alike.
-    from services.rules.claims import claims_on
-
-    t = INDEX[e.tile]
-    claims = dict(zip(e.seats, claims_on(s, e.seats, t), strict=True))
-    s.window = Window("discard", t, e.discarder, claims)
-    s.decision_seq = e.seq
-
-
-def _robbing_opened(s: HandState, e: ev.RobbingWindowOpened) -> None:
-    t = INDEX[e.tile]
-    s.window = Window("rob", t, e.declarer, {x: HU for x in e.seats})
-    s.turn = s.turn_kind = None
-    s.decision_seq = e.seq
-
-
-def _respond(s: HandState, seat: int, response: str) -> None:
-    w = s.window
-    assert w is not None
-    w.responses[seat] = response
-    bits = w.claims[seat]
-    if bits & HU and response != "hu":
-        s.hu_blocked[seat] = True
-    if bits & PUNG and response == "pass":
-        s.pung_blocked[seat] |= 1 << w.tile
-
-
-def _claim_declared(s: HandState, e: ev.ClaimDeclared) -> None:
-    _respond(s, e.seat, e.claim)
-
-
-def _passed(s: HandState, e: ev.Passed) -> None:
-    _respond(s, e.seat, "pass")
-
-
-def _punged(s: HandState, e: ev.Punged) -> None:
-    t = INDEX[e.tile]
-    s.remove_tile(e.seat, t, 2)
-    s.discards[e.from_seat].pop()
-    s.melds[e.seat].append(Meld("pung", t, e.from_seat))
-    s.window = None
-    s.turn, s.turn_kind, s.drawn = e.seat, "pung", None
-    s.decision_seq = e.seq
-
-
-def _konged(s: HandState, e: ev.Konged) -> None:
-    t = INDEX[e.tile]
-    if e.kind == "concealed":
-        s.remove_tile(e.seat, t, 4)
-        s.melds[e.seat].append(Meld("concealed", t))
-    elif e.kind == "added":
-        s.remove_tile(e.seat, t, 1)
-        for m in s.melds[e.seat]:
-            if m.kind == "pung" and m.tile == t:
-                m.kind = "added"
-    else:
-        s.remove_tile(e.seat, t, 3)
-        s.discards[e.from_seat if e.from_seat is not None else -1].pop()
-        s.melds[e.seat].append(Meld("exposed", t, e.from_seat))
-    for p in e.payments:
-        s.pay(p)
-        s.kong_income.append(p)
-    s.window = None
-    s.turn, s.turn_kind, s.drawn = e.seat, "kong", None
-
-
-def _won(s: HandState, e: ev.Won) -> None:
-    w = s.window
-    if w is not None and not w.taken:
-        # The discard (or the robbed kong tile) goes to the winners once, however many win.
-        if w.kind == "discard":
-            s.discards[w.source].pop()
-        else:
-            s.remove_tile(w.source, w.tile)
-        s.taken.append(w.tile)
-        w.taken = True
-    s.won[e.seat] = True
-    for p in e.payments:
-        s.pay(p)
-    tile = None if e.tile is None else INDEX[e.tile]
-    hand = tuple(map(INDEX.__getitem__, e.hand))
-    s.wins.append(WinRecord(e.seat, tile, e.from_seat, e.fan, e.value, tuple(e.patterns), hand))
-    if s.turn == e.seat:
-        s.turn = s.turn_kind = s.drawn = None
-
-
-def _wall_exhausted(s: HandState, e: ev.WallExhausted) -> None:
-    s.ready = list(e.ready)
-    s.window = None
-    s.turn = s.turn_kind = s.drawn = None
-
-
-def _settlement_item(s: HandState, e: ev.SettlementItem) -> None:
-    s.pay(e.payment)
-
-
-def _hand_ended(s: HandState, e: ev.HandEnded) -> None:
-    s.phase = "ended"
-    s.end = e.end
-    s.window = None
-    s.turn = s.turn_kind = s.drawn = None
-    s.decision_seq = e.seq
-
-
-def _clock_started(s: HandState, e: ev.ClockStarted) -> None:
-    clock = _clock_of(s)
-    clock.grace_ms = e.grace_ms
-    for d in e.seats:
-        clock.running[d.seat] = Running(
-            e.decision_seq, e.at_ms, d.base_ms, d.reserve_ms, d.deadline_ms
-        )
-
-
-def _clock_stopped(s: HandState, e: ev.ClockStopped) -> None:
-    clock = _clock_of(s)
-    clock.running.pop(e.seat, None)
-    clock.reserve[e.seat] = e.reserve_ms
-
-
-def _hand_paused(s: HandState, e: ev.HandPaused) -> None:
-    s.paused = True
-
-
-def _hand_resumed(s: HandState, e: ev.HandResumed) -> None:
-    s.paused = False  # nothing else changed while paused: the hand goes on where it stopped
-
-
-def _clock_of(s: HandState) -> Clock:
-    if s.clock is None:
-        raise ReplayError("a clock event in an untimed hand")
-    return s.clock
-
-
-_APPLY: dict[type[Any], Callable[[HandState, Any], None]] = {
-    ev.HandStarted: _hand_started,
-    ev.TilesDealt: _tiles_dealt,
-    ev.WallBuilt: _wall_built,
-    ev.ExchangeChosen: _exchange_chosen,
-    ev.ExchangeResolved: _exchange_resolved,
-    ev.MissingSuitDeclared: _missing_declared,
-    ev.MissingSuitsRevealed: _missing_revealed,
-    ev.TileDrawn: _tile_drawn,
-    ev.TileDiscarded: _tile_discarded,
-    ev.ResponseWindowOpened: _window_opened,
-    ev.RobbingWindowOpened: _robbing_opened,
-    ev.ClaimDeclared: _claim_declared,
-    ev.Passed: _passed,
-    ev.Punged: _punged,
-    ev.Konged: _konged,
-    ev.Won: _won,
-    ev.WallExhausted: _wall_exhausted,
-    ev.SettlementItem: _settlement_item,
-    ev.HandEnded: _hand_ended,
-    ev.ClockStarted: _clock_started,
-    ev.ClockStopped: _clock_stopped,
-    ev.HandPaused: _hand_paused,
-    ev.HandResumed: _hand_resumed,
-}
-
-
 class ReplayError(ValueError):
     """An event log that does not fit the state (out of order or from another hand)."""
 
 
-def apply(state: HandState, event: ev.Event) -> HandState:
-    """Fold one event into the state (in place) and return the state."""
-    if event.seq != state.seq + 1:
-        raise ReplayError(f"event seq {event.seq} does not follow {state.seq}")
-    if state.seq and (event.table_id, event.hand_id) != (state.table_id, state.hand_id):
-        raise ReplayError(f"event of {event.table_id}/{event.hand_id} in another hand's log")
-    _APPLY[type(event)](state, event)
-    state.seq = event.seq
-    return state
+def pending_seats(state: HandState) -> list[int]:
+    """The seats whose decision the hand waits for."""
+    if state.phase == "exchange":
+        return [s for s in range(4) if state.exchange[s] is None]
+    if state.phase == "missing":
+        return [s for s in range(4) if state.missing[s] is None]
+    if state.phase != "play":
+        return []
+    if state.window is not None:
+        return state.window.pending
+    return [] if state.turn is None else [state.turn]
 
 
-APPLY_OWN: dict[type[Any], Callable[[HandState, Any], None]] = _APPLY
-"""The fold of each event type without ``apply``'s checks, for the rules engine's own events:
-it builds each from the state's ids and next seq, so they always fit (the caller sets
-``state.seq``). Saves a call and two comparisons per event on the engine's hot paths."""
+Decided = list[ev.Event] | cmd.Rejection
+"""What deciding a command gives: the events it caused (already folded), or a refusal."""
+
+Fold = Callable[[HandState, Any], None]
+"""How one event type changes the state: each section module keeps the folds of its events."""
 
 
-def replay(events: Iterable[ev.Event]) -> HandState:
-    """Rebuild a hand's state from its events."""
-    state = HandState()
-    for e in events:
-        apply(state, e)
-    return state
+class Log:
+    """Emits events: each gets the next seq, is folded into the state, and is collected.
+
+    The deciding functions of every section emit through a ``Log``; ``folds`` is the whole
+    fold table, which ``services.rules.hand`` fills in (it imports every section).
+    """
+
+    __slots__ = ("command_id", "events", "state")
+    folds: ClassVar[Mapping[type[Any], Fold]] = {}
+
+    def __init__(
+        self, state: HandState, command_id: str = "", events: list[ev.Event] | None = None
+    ) -> None:
+        self.state = state
+        self.command_id = command_id
+        self.events: list[ev.Event] = [] if events is None else events
+
+    def emit(self, event_type: type[Any], /, **fields: Any) -> None:
+        s = self.state
+        self.push(
+            event_type(
+                table_id=s.table_id,
+                hand_id=s.hand_id,
+                seq=s.seq + 1,
+                command_id=self.command_id,
+                **fields,
+            )
+        )
+
+    def push(self, event: ev.Event) -> None:
+        """Fold and collect an event the caller built with the state's ids, the next seq and
+        ``command_id`` (``emit`` does that; the hottest events are built in place instead, which
+        saves packing their fields into a dict twice)."""
+        s = self.state
+        # What ``apply`` does, minus its checks: an event built here always fits the state.
+        self.folds[type(event)](s, event)
+        s.seq = event.seq
+        self.events.append(event)
+
+
+def reject(code: RuleCode, reason: str, **params: str | int) -> cmd.Rejection:
+    """A refusal: a stable ``code`` with its ``params``, and an English ``reason``.
+
+    Imported as ``_reject``: the i18n check (tests/service/test_gateway_i18n.py) finds the
+    codes the server sends by that name."""
+    return cmd.Rejection(code=code, reason=reason, params=params)
+
+
+_reject = reject
+
+
+def not_pending(state: HandState, seat: int) -> cmd.Rejection:
+    """Why ``seat`` may not act now: another seat's decision, or an answer it already gave."""
+    waiting = pending_seats(state)
+    if state.window is not None:
+        if seat in state.window.responses:
+            return _reject("already_responded", f"seat {seat} already responded", seat=seat)
+        return _reject(
+            "awaiting_responses",
+            f"waiting for seats {waiting} to respond to {NAMES[state.window.tile]}",
+            seat=seat,
+        )
+    return _reject(
+        "not_your_turn", f"it is seat {waiting[0] if waiting else '-'}'s decision", seat=seat
+    )

@@ -1,4 +1,4 @@
-"""Tiles, suits and their notation (RULES.md §1).
+"""Tiles, seats, wall (RULES.md §1): tiles and their notation, turn order, exchange directions.
 
 A tile type is an int 0..26: ``suit * 9 + rank - 1`` with suits m=0, p=1, s=2. That order is
 the canonical order, so sorting ints sorts tiles. A hand is kept as 27 counts.
@@ -29,11 +29,6 @@ def tile(text: str) -> int:
 def name(t: int) -> str:
     """The notation of a tile type, e.g. ``5s``."""
     return f"{t % 9 + 1}{SUITS[t // 9]}"
-
-
-def suit_of(t: int) -> int:
-    """The suit index (0=m, 1=p, 2=s) of a tile type."""
-    return t // 9
 
 
 def suit(text: str) -> int:
@@ -70,3 +65,20 @@ NAMES: tuple[str, ...] = tuple(name(t) for t in range(NUM_TYPES))
 """``NAMES[t]`` is the notation of tile type ``t``; a fast path for hot code."""
 INDEX: dict[str, int] = {n: t for t, n in enumerate(NAMES)}
 """``INDEX["5s"]`` is the tile type of a notation; a fast path for already-validated text."""
+
+
+# --- seats ---------------------------------------------------------------------------------
+
+SEATS = 4
+
+
+def seats_after(seat: int) -> tuple[int, int, int]:
+    """The other seats in turn order counting from ``seat`` (``0→1→2→3→0``)."""
+    return ((seat + 1) % 4, (seat + 2) % 4, (seat + 3) % 4)
+
+
+OTHERS: tuple[tuple[int, int, int], ...] = tuple(seats_after(seat) for seat in range(SEATS))
+"""``OTHERS[seat]`` is ``seats_after(seat)``, looked up on every discard."""
+
+DIRECTION_STEP = {"right": 1, "opposite": 2, "left": 3}
+"""Exchange directions as seat arithmetic: a seat passes to ``(seat + step) % 4``."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from schemas import commands as cmd
-from services.rules.analysis import is_complete
 from services.rules.state import HU, HandState
 from services.rules.tiles import NAMES, SUITS, tiles_of
+from services.rules.turn import can_self_draw, legal_discards
 
 
 def exchange_default(state: HandState, seat: int) -> list[int]:
@@ -22,24 +22,6 @@ def missing_default(state: HandState, seat: int) -> int:
     """The suit with fewest tiles after the exchange; ties go to m, then p, then s."""
     per_suit = [sum(state.counts[seat][s * 9 : s * 9 + 9]) for s in range(3)]
     return min(range(3), key=lambda s: (per_suit[s], s))
-
-
-def legal_discards(state: HandState, seat: int) -> list[int]:
-    """Tile types the seat may discard, sorted (the missing-suit rule applied)."""
-    counts = state.counts[seat]
-    missing = state.missing[seat]
-    if state.holds_missing(seat) and missing is not None:
-        return [t for t in range(missing * 9, missing * 9 + 9) if counts[t]]
-    return [t for t in range(27) if counts[t]]
-
-
-def can_self_draw(state: HandState, seat: int) -> bool:
-    """Whether a self-drawn win is legal now for the seat whose turn it is."""
-    if state.turn != seat or state.turn_kind not in ("first", "draw", "replacement"):
-        return False
-    keys = state.keys[seat]
-    missing = state.missing[seat]
-    return is_complete(keys, len(state.melds[seat]), missing)
 
 
 def default_command(state: HandState, seat: int) -> cmd.HandCommand:

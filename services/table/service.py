@@ -39,10 +39,18 @@ from schemas.table import (
     decode_event,
     encode,
 )
-from services.rules.clock import PRESETS, check_time, tick
-from services.rules.hand import handle, start_hand
-from services.rules.shuffle import shuffle
-from services.rules.state import HandState, ReplayError, replay
+from services.rules import (
+    HandState,
+    ReplayError,
+    check_time,
+    clocks_started,
+    handle,
+    replay,
+    shuffle,
+    start_hand,
+    table_problem,
+    tick,
+)
 from services.runtime.log import (
     EventLog,
     Outgoing,
@@ -215,7 +223,7 @@ class TableService(GroupMember):
         # An answer that arrives before its clock started (stamped by an instance whose clock
         # runs a little ahead) is stamped at the clock's start: it used no time, and the log
         # stays consistent.
-        now = max(self.now_ms(), _clocks_started(table.state))
+        now = max(self.now_ms(), clocks_started(table.state))
         late = check_time(table.state, command, now)
         if late is not None:
             self._reject(txn, table, command, late.code, late.reason, late.params)
@@ -487,25 +495,12 @@ def _kind(command: object) -> str:
     return tag
 
 
-def _clocks_started(state: HandState) -> int:
-    """When the latest running clock started (0 for an untimed hand or no running clock)."""
-    if state.clock is None or not state.clock.running:
-        return 0
-    return max(r.offered_ms for r in state.clock.running.values())
-
-
 def _start_problem(command: StartHand) -> tuple[TableCode, str] | None:
     """Why a hand cannot start as asked (RULES.md §8, §9), or None."""
-    if len(command.players) != 4:
-        return "need_four_players", "a hand needs four players"
-    if command.clock is not None and command.clock not in PRESETS:
-        return "unknown_clock", f"unknown clock {command.clock!r}; one of {', '.join(PRESETS)}"
-    if any(not 0 <= s <= 3 for s in command.computer_seats):
-        return "bad_seat", "computer seats are numbered 0 to 3"
-    if command.rated and command.clock is None:
-        return "rated_needs_clock", "a rated hand needs a clock"
-    if command.rated and command.computer_seats:
-        return "rated_needs_humans", "a rated hand needs four human players"
-    if command.pace not in ("instant", "fast", "normal", "slow"):
-        return "unknown_pace", f"unknown pace {command.pace!r}"
-    return None
+    return table_problem(
+        players=command.players,
+        clock=command.clock,
+        computer_seats=command.computer_seats,
+        rated=command.rated,
+        pace=command.pace,
+    )

@@ -29,7 +29,8 @@ import msgspec
 
 from schemas import events as ev
 from schemas.table import CommandEnvelope, StartHand, decode_event, encode
-from services.rules.state import HandState, apply
+from services.rules.hand import apply
+from services.rules.state import HandState
 from services.rules.timeouts import default_command
 from services.runtime.kafka import KafkaLog
 from services.runtime.log import Outgoing, read_through

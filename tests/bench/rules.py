@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from services.rules.analysis import complete_from_counts, is_complete, suit_keys, winning_tiles
+from services.rules.fan import complete_from_counts, is_complete, suit_keys, winning_tiles
 from services.rules.selfplay import play_random_hand
 
 Figures = dict[str, Any]

@@ -24,8 +24,8 @@ import msgspec
 from hypothesis import strategies as st
 
 from schemas import commands as cmd
-from services.rules.hand import legal_actions, pending_seats
-from services.rules.state import HandState
+from services.rules.hand import legal_actions
+from services.rules.state import HandState, pending_seats
 from services.rules.tiles import NAMES
 
 ROOT = Path(__file__).resolve().parents[2]

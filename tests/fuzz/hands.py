@@ -7,10 +7,10 @@ import random
 from schemas import commands as cmd
 from schemas import events as ev
 from services.rules.clock import check_time, tick
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.selfplay import eager_choice, random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import HandState
+from services.rules.state import HandState, pending_seats
 
 START_MS = 1_700_000_000_000
 

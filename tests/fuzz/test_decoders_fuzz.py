@@ -39,8 +39,9 @@ from schemas.table import CommandEnvelope, EventEnvelope, StartHand, decode_comm
 from schemas.table import encode as encode_envelope
 from services.gateway import protocol as proto
 from services.rules.clock import PRESETS
-from services.rules.hand import legal_actions, pending_seats
+from services.rules.hand import legal_actions
 from services.rules.selfplay import play_random_hand
+from services.rules.state import pending_seats
 from tests.fuzz import jsonfuzz
 from tests.fuzz import tally as fuzz_tally
 from tests.fuzz.hands import deal, play_step

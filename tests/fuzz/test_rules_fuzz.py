@@ -34,8 +34,8 @@ from hypothesis import strategies as st
 
 from schemas import commands as cmd
 from services.rules.clock import PRESETS, check_time
-from services.rules.hand import decide, handle
-from services.rules.state import HandState, apply, replay
+from services.rules.hand import apply, decide, handle, replay
+from services.rules.state import HandState
 from tests.fuzz import tally as fuzz_tally
 from tests.fuzz.commands import check_rejection, command_strategy, random_command
 from tests.fuzz.hands import deal, play_step

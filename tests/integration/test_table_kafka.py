@@ -19,7 +19,7 @@ from schemas import commands as cmd
 from schemas import events as ev
 from schemas.table import CommandEnvelope, EventEnvelope, StartHand, encode
 from services.audit import audit_hands
-from services.rules.state import replay
+from services.rules.hand import replay
 from services.runtime.kafka import KafkaLog
 from services.runtime.log import Outgoing
 from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS

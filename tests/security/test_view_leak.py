@@ -37,13 +37,13 @@ import pytest
 from schemas import commands as cmd
 from schemas import events as ev
 from services.gateway import protocol as proto
-from services.gateway.visibility import seen_events
 from services.rules.clock import PRESETS
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.selfplay import eager_choice, random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import DIRECTION_STEP, HandState
-from services.rules.view import seat_view
+from services.rules.state import HandState, pending_seats
+from services.rules.tiles import DIRECTION_STEP
+from services.rules.visibility import seat_view, seen_events
 from tests.fuzz import tally as fuzz_tally
 from tests.fuzz.hands import deal, play_step
 from tests.unit.test_view import scramble

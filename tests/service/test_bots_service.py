@@ -20,8 +20,8 @@ from services.bots.pace import PACES, Pace
 from services.bots.service import BotService
 from services.clock.service import ClockService
 from services.matchmaking.service import MatchmakingService
-from services.rules.hand import pending_seats
-from services.rules.state import HandState, apply, replay
+from services.rules.hand import apply, replay
+from services.rules.state import HandState, pending_seats
 from services.rules.timeouts import default_command
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import EventLog, Outgoing, partition_for

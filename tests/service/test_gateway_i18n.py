@@ -158,7 +158,7 @@ def test_run_time_keys_cover_every_value_they_are_built_from() -> None:
 
     from schemas import events as ev
     from schemas import types as ty
-    from services.rules.analysis import FAN
+    from services.rules.fan import FAN
 
     en = catalogue("en")
 

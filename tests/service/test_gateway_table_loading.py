@@ -15,10 +15,10 @@ from pathlib import Path
 from schemas import events as ev
 from schemas.table import EventEnvelope, TableHead, encode
 from services.gateway.tables import TableWatcher
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, replay, start_hand
 from services.rules.selfplay import random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import HandState, replay
+from services.rules.state import HandState, pending_seats
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing, Record, partition_for
 from services.runtime.topics import TABLE_EVENTS, TABLE_HEADS, TOPICS

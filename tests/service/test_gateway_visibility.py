@@ -13,11 +13,10 @@ import msgspec
 import pytest
 
 from schemas import events as ev
-from services.gateway.protocol import HiddenEvent
-from services.gateway.visibility import seen_events, window_resolved
+from schemas.views import HiddenEvent
+from services.rules.hand import replay
 from services.rules.selfplay import play_random_hand
-from services.rules.state import replay
-from services.rules.view import seat_view
+from services.rules.visibility import seat_view, seen_events, window_resolved
 
 SEATS: tuple[int | None, ...] = (None, 0, 1, 2, 3)
 STEP = {"right": 1, "opposite": 2, "left": 3}

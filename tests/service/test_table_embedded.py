@@ -18,7 +18,7 @@ import pytest
 from schemas import commands as cmd
 from schemas import events as ev
 from schemas.table import CommandEnvelope, StartHand, encode
-from services.rules.state import replay
+from services.rules.hand import replay
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing
 from services.runtime.topics import TABLE_COMMANDS, TOPICS

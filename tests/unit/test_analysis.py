@@ -8,7 +8,7 @@ from functools import cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.rules.analysis import (
+from services.rules.fan import (
     best_reading,
     complete_from_counts,
     is_complete,

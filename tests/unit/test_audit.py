@@ -24,10 +24,10 @@ from services.audit import (
     audit_hands,
     decode_hand,
 )
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, replay, start_hand
 from services.rules.selfplay import eager_choice, play_random_hand, random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import replay
+from services.rules.state import pending_seats
 from services.rules.tiles import INDEX, NAMES
 from services.rules.timeouts import default_command
 

@@ -15,7 +15,7 @@ from services.bots import STRENGTHS, make_bot, parse_strengths
 from services.bots.botview import BotView, MeldInfo
 from services.bots.danger import danger, threats
 from services.bots.pace import PACES, pace
-from services.rules.analysis import suit_keys
+from services.rules.fan import suit_keys
 from services.rules.tiles import INDEX, NAMES, SUITS, parse_tiles
 
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.bots import efficiency as eff
-from services.rules.analysis import POW5
+from services.rules.fan import POW5
 
 _BLOCKS = [("pung", r) for r in range(9)] + [("run", r) for r in range(7)]
 

@@ -12,9 +12,10 @@ from schemas import commands as cmd
 from schemas import events as ev
 from services.bots import STRENGTHS, SeatTracker, make_bot
 from services.bots.ladder import MAX_DECISIONS, play_hand
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.selfplay import random_seed
 from services.rules.shuffle import shuffle
+from services.rules.state import pending_seats
 from services.rules.tiles import INDEX
 
 LINEUPS = st.lists(st.sampled_from(sorted(STRENGTHS)), min_size=4, max_size=4)

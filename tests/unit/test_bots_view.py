@@ -17,11 +17,12 @@ from schemas.views import SeatView
 from services.bots import STRENGTHS, SeatTracker, make_bot
 from services.bots.bot import Bot
 from services.bots.botview import BotView, from_seat_view
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.selfplay import random_seed
 from services.rules.shuffle import shuffle
+from services.rules.state import pending_seats
 from services.rules.tiles import NAMES, SUITS
-from services.rules.view import seat_view
+from services.rules.visibility import seat_view
 
 LINEUPS = st.lists(st.sampled_from(sorted(STRENGTHS)), min_size=4, max_size=4)
 

@@ -10,13 +10,13 @@ import pytest
 from schemas import commands as cmd
 from schemas import events as ev
 from services.audit import audit_hand
-from services.rules.clock import LAG_GRACE_MS, OPENING_MIN_MS, check_time, tick
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.clock import CLOCK_PRESETS, LAG_GRACE_MS, OPENING_MIN_MS, check_time, tick
+from services.rules.hand import handle, legal_actions, replay, start_hand
 from services.rules.selfplay import random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import CLOCK_PRESETS, HandState, replay
+from services.rules.state import HandState, pending_seats
 from services.rules.timeouts import default_command
-from services.rules.view import seat_view
+from services.rules.visibility import seat_view
 
 T0 = 1_700_000_000_000
 PRESETS = list(CLOCK_PRESETS)

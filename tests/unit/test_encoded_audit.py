@@ -26,9 +26,10 @@ from services.audit import (
 from services.audit.encoded_audit import audit_if_exact
 from services.audit.redecide import PEEK_OF, command_for
 from services.rules.clock import tick
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.selfplay import eager_choice, random_seed
 from services.rules.shuffle import shuffle
+from services.rules.state import pending_seats
 from tests.unit.test_audit import hand, mutate
 
 Events = list[ev.Event]

@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.analysis import (
+from services.rules.claims import claim_bits, claims_on, completes, may_call
+from services.rules.clock import tick
+from services.rules.fan import (
     FAN,
     PAIR_KEYS,
     POW5,
@@ -31,12 +33,10 @@ from services.rules.analysis import (
     suit_keys,
     winning_tiles,
 )
-from services.rules.claims import claim_bits, claims_on, completes, may_call
-from services.rules.clock import tick
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, replay, start_hand
 from services.rules.selfplay import eager_choice, play_random_hand, random_seed
 from services.rules.shuffle import ByteStream, shuffle
-from services.rules.state import HU, KONG, PUNG, HandState, replay
+from services.rules.state import HU, KONG, PUNG, HandState, pending_seats
 from services.rules.tiles import ALL_TILES
 
 # --- references: the plain forms --------------------------------------------------------

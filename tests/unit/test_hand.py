@@ -10,9 +10,9 @@ import pytest
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.hand import decide, handle, legal_actions, pending_seats
+from services.rules.hand import decide, handle, legal_actions
 from services.rules.scenario import parse_action, prepare, run
-from services.rules.state import HandState
+from services.rules.state import HandState, pending_seats
 
 # The dealer (missing p) must discard 9p first; seat 1 wins on it (pure circles).
 PURE_WIN: dict[str, Any] = {

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import handle, legal_actions, replay, start_hand
 from services.rules.selfplay import eager_choice, play_random_hand, random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import HandState, replay
+from services.rules.state import HandState, pending_seats
 from services.rules.timeouts import default_command
-from services.rules.view import seat_view
+from services.rules.visibility import seat_view
 
 HUMAN = 0
 

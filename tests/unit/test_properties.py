@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemas import commands as cmd
-from services.rules.hand import decide, handle, legal_actions, pending_seats, start_hand
+from services.rules.hand import decide, handle, legal_actions, replay, start_hand
 from services.rules.selfplay import eager_choice, play_random_hand, random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import HandState, replay
+from services.rules.state import HandState, pending_seats
 from services.rules.tiles import ALL_TILES, NAMES
 
 MAX_COMMANDS = 2000  # far above any real hand: 55 draws, each with a window and responses

@@ -7,13 +7,13 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.rules.analysis import suit_keys
-from services.rules.hand import handle, legal_actions, pending_seats, start_hand
+from services.rules.fan import suit_keys
+from services.rules.hand import handle, legal_actions, start_hand
 from services.rules.selfplay import eager_choice, random_seed
 from services.rules.shuffle import shuffle
-from services.rules.state import DIRECTION_STEP, HandState
-from services.rules.tiles import counts_of, tiles_of
-from services.rules.view import seat_view
+from services.rules.state import HandState, pending_seats
+from services.rules.tiles import DIRECTION_STEP, counts_of, tiles_of
+from services.rules.visibility import seat_view
 
 
 def scramble(state: HandState, seat: int | None, rng: random.Random) -> HandState:

@@ -1,4 +1,5 @@
-"""Hand analysis: complete hands, waits, readiness and fan (RULES.md §4, §6).
+"""Complete hands and fan (RULES.md §4): complete-hand checks, waits, fan and hand value, and
+the ready value of §6 that is built on them.
 
 Each suit's nine counts are packed into one base-5 *key* (``sum(count[r] * 5**r)``). Lookup
 tables built once at import say, per key, whether the suit splits into groups (with at most
@@ -63,15 +64,6 @@ def suit_keys(counts: Sequence[int]) -> list[int]:
     ]
 
 
-def key_count(key: int) -> int:
-    """How many tiles a suit key holds."""
-    n = 0
-    while key:
-        n += key % 5
-        key //= 5
-    return n
-
-
 def is_standard(k0: int, k1: int, k2: int) -> bool:
     """Whether the concealed part splits into groups and exactly one pair.
 
@@ -94,9 +86,11 @@ def is_complete(keys: Sequence[int], declared: int, missing: int | None) -> bool
     k0, k1, k2 = keys
     if missing is not None and keys[missing]:
         return False
-    if is_standard(k0, k1, k2):
-        return True
-    return declared == 0 and is_seven_pairs(k0, k1, k2)
+    # is_standard, else (with no declared group) is_seven_pairs: written out, as every
+    # claim, self-draw and wait check comes here.
+    return (k0 in STANDARD_KEYS and k1 in STANDARD_KEYS and k2 in STANDARD_KEYS) or (
+        declared == 0 and k0 in PAIR_KEYS and k1 in PAIR_KEYS and k2 in PAIR_KEYS
+    )
 
 
 def _as_bytes(key: int) -> bytes:
@@ -147,7 +141,6 @@ def winning_tiles(keys: Sequence[int], declared: int, missing: int | None) -> li
 
 # --- fan -------------------------------------------------------------------------------
 
-SITUATIONAL = ("kong_replacement", "robbing_kong", "last_tile")
 FAN = {
     "all_pungs": 1,
     "pure_suit": 2,

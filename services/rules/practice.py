@@ -1,4 +1,5 @@
-"""Pausing a practice hand (RULES.md §9: the player "can pause the hand and resume it later").
+"""Practice (RULES.md §9): pausing a practice hand (the player "can pause the hand and resume
+it later").
 
 Only an untimed, unrated hand whose every other seat is a computer may be paused, and only
 by its one human: nobody else waits on the pause, and no clock has to stop. While the hand is
@@ -15,12 +16,8 @@ from __future__ import annotations
 
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.codes import RuleCode
-from services.rules.state import APPLY_OWN, HandState
-
-
-def _reject(code: RuleCode, reason: str, **params: str | int) -> cmd.Rejection:
-    return cmd.Rejection(code=code, reason=reason, params=params)
+from services.rules.state import Decided, Fold, HandState, Log
+from services.rules.state import reject as _reject
 
 
 def may_pause(state: HandState, seat: int) -> bool:
@@ -36,8 +33,8 @@ def refused_while_paused(state: HandState) -> cmd.Rejection | None:
     return _reject("hand_paused", "the hand is paused until its player resumes it")
 
 
-def pause_or_resume(state: HandState, c: cmd.Pause | cmd.Resume) -> list[ev.Event] | cmd.Rejection:
-    """Decide (and apply) a ``pause`` or ``resume``: its one event, or why it is refused."""
+def pause_or_resume(state: HandState, c: cmd.Pause | cmd.Resume) -> Decided:
+    """Decide (and fold) a ``pause`` or ``resume``: its one event, or why it is refused."""
     seat = c.seat
     if not isinstance(seat, int) or not 0 <= seat <= 3:
         return _reject("bad_seat", f"seat must be 0-3, got {seat!r}", seat=str(seat))
@@ -58,14 +55,17 @@ def pause_or_resume(state: HandState, c: cmd.Pause | cmd.Resume) -> list[ev.Even
         return _reject("already_paused", "the hand is already paused", seat=seat)
     if not pausing and not state.paused:
         return _reject("not_paused", "the hand is not paused", seat=seat)
-    kind = ev.HandPaused if pausing else ev.HandResumed
-    event = kind(
-        table_id=state.table_id,
-        hand_id=state.hand_id,
-        seq=state.seq + 1,
-        command_id=c.command_id,
-        seat=seat,
-    )
-    APPLY_OWN[kind](state, event)
-    state.seq = event.seq
-    return [event]
+    log = Log(state, c.command_id)
+    log.emit(ev.HandPaused if pausing else ev.HandResumed, seat=seat)
+    return log.events
+
+
+def _hand_paused(s: HandState, e: ev.HandPaused) -> None:
+    s.paused = True
+
+
+def _hand_resumed(s: HandState, e: ev.HandResumed) -> None:
+    s.paused = False  # nothing else changed while paused: the hand goes on where it stopped
+
+
+FOLDS: dict[type, Fold] = {ev.HandPaused: _hand_paused, ev.HandResumed: _hand_resumed}
