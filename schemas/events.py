@@ -134,7 +134,8 @@ ClaimRights = Annotated[
 class ResponseWindowOpened(HandEvent, frozen=True, tag="response_window_opened"):
     """The seats that have a legal claim on a discard must each respond.
 
-    ``claims[i]`` is what ``seats[i]`` may claim. Logs written before the field existed hold
+    ``claims[i]`` is what ``seats[i]`` may claim; a seat sees only its own rights (the others'
+    read 0) until the hand is over (RULES.md §10). Logs written before the field existed hold
     an empty list; ``services.rules.hand.apply`` works the rights out for those."""
 
     discarder: Seat

@@ -207,6 +207,11 @@ def seen(events: Sequence[ev.Event], i: int, seat: int | None, over: bool) -> Se
         return msgspec.structs.replace(
             e, passed=[tiles if s in (seat, giver) else [] for s, tiles in enumerate(e.passed)]
         )
+    if isinstance(e, ev.ResponseWindowOpened) and e.claims:
+        # A seat's rights tell what its hand can do with the tile (that it may win on it is
+        # its wait): each seat sees its own, the others' read 0 until the hand is over.
+        own = [c if s == seat else 0 for s, c in zip(e.seats, e.claims, strict=True)]
+        return e if own == e.claims else msgspec.structs.replace(e, claims=own)
     if isinstance(e, _ANSWERS):
         if e.seat == seat or window_resolved(events, i):
             return e

@@ -46,6 +46,11 @@ def _check_events(events: list[ev.Event], seat: int | None) -> None:
             for giver, tiles in enumerate(s.passed):
                 entitled = seat is not None and seat in (giver, (giver + STEP[e.direction]) % 4)
                 assert tiles == (e.passed[giver] if entitled else [])
+        elif isinstance(e, ev.ResponseWindowOpened):
+            # The seats asked are public; what each may claim is its own.
+            assert isinstance(s, ev.ResponseWindowOpened) and s.seats == e.seats
+            for asked, rights, shown in zip(e.seats, e.claims, s.claims, strict=True):
+                assert shown == (rights if asked == seat else 0)
         elif isinstance(e, ev.ClaimDeclared | ev.Passed):
             if own or window_resolved(events, i):
                 assert s == e

@@ -63,3 +63,25 @@ def test_an_old_record_without_the_field_decodes_with_no_rights() -> None:
     old = decode_event(msgspec.json.encode(record))
     assert isinstance(old, ev.ResponseWindowOpened) and old.claims == []
     assert msgspec.structs.replace(old, claims=window.claims) == window
+
+
+def test_a_log_without_the_rights_passes_the_audit() -> None:
+    from services.audit import audit_encoded_hand, audit_hand
+
+    for events in _hands(12):
+        legacy = _legacy(events)
+        assert audit_hand(legacy).ok, audit_hand(legacy).problems
+        encoded = [encode(EventEnvelope(event=e)) for e in legacy]
+        assert audit_encoded_hand(encoded).ok
+
+
+def test_a_log_whose_rights_were_changed_fails_the_audit() -> None:
+    from services.audit import audit_hand
+
+    events = next(e for e in _hands(10) if any(isinstance(x, ev.ResponseWindowOpened) for x in e))
+    at = next(i for i, e in enumerate(events) if isinstance(e, ev.ResponseWindowOpened))
+    window = events[at]
+    assert isinstance(window, ev.ResponseWindowOpened)
+    forged = msgspec.structs.replace(window, claims=[7 - c for c in window.claims])
+    result = audit_hand([*events[:at], forged, *events[at + 1 :]])
+    assert not result.ok and any("response_window_opened" in p for p in result.problems)
