@@ -233,8 +233,9 @@ def _check_redecided(
             return
         end = pos + len(step)
         if events[pos:end] != step:
-            then = [_as_logged_then(logged, made) for logged, made in zip(events[pos:end], step)]
-            step = then + step[len(then) :]  # a log that ends early still shows as such
+            logged = events[pos:end]  # shorter than ``step`` where the log ends early
+            then = [_as_logged_then(*pair) for pair in zip(logged, step, strict=False)]
+            step = then + step[len(then) :]
         if events[pos:end] != step:
             problems.append(_first_difference(events, pos, step))
             return
