@@ -233,8 +233,8 @@ def _check_redecided(
             return
         end = pos + len(step)
         if events[pos:end] != step:
-            logged = events[pos:end]  # shorter than ``step`` where the log ends early
-            then = [_as_logged_then(*pair) for pair in zip(logged, step, strict=False)]
+            held = events[pos:end]  # shorter than ``step`` where the log ends early
+            then = [_as_logged_then(a, b) for a, b in zip(held, step, strict=False)]
             step = then + step[len(then) :]
         if events[pos:end] != step:
             problems.append(_first_difference(events, pos, step))
