@@ -1,6 +1,6 @@
 """The Blood Battle rules engine: pure, deterministic, no I/O. The one way services reach it.
 
-One module per section of ``../shared/RULES.md`` (docs/architecture-rules.md has the table);
+One module per section of ``../shared/RULES.md`` (docs/architecture.md has the table);
 services import from here only, never a submodule (tests/unit/test_architecture.py).
 
 The hand:

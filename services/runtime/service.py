@@ -17,7 +17,7 @@ Two loops do the reading:
   says.
 
 The members that follow ``table.events`` (clock, computer players) share more:
-``services.table.tail.HandFollower``. docs/architecture-services.md has the table of which
+``services.table.tail.HandFollower``. docs/architecture.md ("Services and topics") has the table of which
 service reads and writes which topic.
 """
 

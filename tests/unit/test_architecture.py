@@ -1,5 +1,5 @@
 """The shape of the code: the rules engine is reached through its public API only, and its
-modules (one per RULES.md section, docs/architecture-rules.md) import each other in one
+modules (one per RULES.md section, docs/architecture.md) import each other in one
 direction.
 
 Both read the syntax tree of every module, so an import inside a function or under
