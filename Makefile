@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SHARED ?= ../shared
 
-.PHONY: test lint typecheck unit integration conformance bench load run schemas clean browser browser-deps
+.PHONY: test lint typecheck unit integration conformance bench load run schemas clean browser browser-deps client
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 
 ## test: lint, type-check, unit/property/scenario/service tests, conformance, then the
 ## integration tests against real Kafka and PostgreSQL (started by deploy/ scripts)
-test: lint typecheck unit conformance browser integration
+test: lint typecheck unit conformance client browser integration
 
 lint: $(STAMP)
 	$(PY) -m ruff check schemas services tests deploy
@@ -27,6 +27,11 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(PY) -m pytest -n 2 -q --ignore=tests/integration --ignore=tests/browser
+
+## client: unit tests of the web client's modules (the table state's pure update), with
+## Node's built-in test runner; no packages, no build step
+client:
+	node --test tests/client/
 
 ## browser: the web client in headless Debian Chromium (Playwright for Python; its own browser
 ## download needs the internet, so Debian's package is used, installed here when missing)

@@ -7,22 +7,11 @@
 // hand is one toolbar: a single tab stop, ←/→/Home/End move between its tiles (a roving
 // tabindex), Enter or Space acts on the focused tile.
 import { respeak, spoken } from "./a11y.js";
-import { formatNumber, setText, t } from "./i18n.js";
+import { h, morph } from "./dom.js";
+import { formatNumber, t } from "./i18n.js";
 import { sortTiles, suitLabel, tileElement, tileLabel } from "./tiles.js";
 
-export function h(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") node.className = v;
-    else if (k === "text") setText(node, v);
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else if (k === "dataset") Object.assign(node.dataset, v);
-    else node.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined) node.append(c);
-  return node;
-}
+export { h } from "./dom.js";
 
 export function playerName(id, names) {
   if (!id) return "";
@@ -49,7 +38,7 @@ export function formatSeconds(ms) {
     : formatNumber(Math.floor(s * 10) / 10, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 }
 
-function meldElement(meld) {
+export function meldElement(meld) {
   const group = h("span", {
     class: `meld meld-${meld.kind}`,
     role: "img",
@@ -96,24 +85,27 @@ export function updateClock(node, clock) {
   node.classList.toggle("urgent", clock.urgent);
 }
 
+// The table as players know it: the caller's seat at the bottom, the others right, across
+// and left in turn order; each seat's river (its discards, rows of six) in front of it around
+// the centre panel (wall, dealer, exchange direction, missing suits, scores, clocks).
 // `options`: me (the caller's seat or null), names, interactive handlers, selected tiles,
-// focusKey (the hand tile that holds the tab stop).
+// focusKey (the hand tile that holds the tab stop), lastDiscard ({seat}: mark that seat's
+// newest discard), received (tiles received in the exchange, highlighted), hints (per tile:
+// a short text shown under a candidate discard).
 export function renderBoard(root, view, options) {
-  const { me = null, names = {}, legal = [], onTile, selected = new Set(), serverNow = Date.now(), lag = 0, focusKey = null } = options;
-  root.replaceChildren();
+  const { me = null, names = {}, serverNow = Date.now(), lag = 0 } = options;
   const bottom = me ?? 0;
   const order = [0, 1, 2, 3].map((k) => (bottom + k) % 4); // bottom, right, top, left
   const places = ["bottom", "right", "top", "left"];
-  const board = h("div", { class: "board" });
-  const panels = order.map((seat, k) => seatPanel(view, seat, places[k], { me, names, serverNow, lag }));
-  // Reading order: your seat, then the others in turn order, then the centre.
-  panels.forEach((panel) => board.append(panel));
-  board.append(centre(view, { me, names, serverNow, lag }));
-  root.append(h("h2", { class: "sr-only", text: t("table.board") }), board);
-  const mine = view.players[bottom];
-  if (me !== null && mine && mine.hand) {
-    panels[0].append(handRow(view, mine, { me, legal, onTile, selected, focusKey }));
-  }
+  const board = h("div", { class: `board ${view.phase === "ended" ? "is-ended" : ""}`, dataset: { part: "board", phase: view.phase } });
+  // Reading order: your seat, then the others in turn order (each with its river), then the
+  // centre.
+  order.forEach((seat, k) => {
+    board.append(seatPanel(view, seat, places[k], options));
+    board.append(river(view, seat, places[k], options));
+  });
+  board.append(centre(view, order, places, { me, names, serverNow, lag }));
+  morph(root, [h("h2", { class: "sr-only", id: "board-title", text: t("table.board") }), board]);
   return root;
 }
 
@@ -121,100 +113,137 @@ function signed(n) {
   return n > 0 ? `+${n}` : String(n);
 }
 
-function seatPanel(view, seat, place, { me, names, serverNow, lag }) {
+function seatPanel(view, seat, place, options) {
+  const { me, names } = options;
   const p = view.players[seat];
   const pending = view.pending.includes(seat);
   const isTurn = view.turn === seat;
   const name = playerName(p.player, names);
   const headingId = `seat-${seat}-name`;
   const panel = h("section", {
-    class: `seat seat-${place} ${pending ? "is-pending" : ""} ${p.won ? "has-won" : ""} ${seat === me ? "is-me" : ""}`,
+    class: `seat seat-${place} ${pending ? "is-pending" : ""} ${p.won ? "has-won" : ""} ${seat === me ? "is-me" : ""} ${isTurn ? "is-turn" : ""}`,
     "aria-labelledby": headingId,
-    dataset: { seat: String(seat) },
+    dataset: { seat: String(seat), part: `seat-${seat}` },
   });
-  const missingText = p.missing ? t("seat.missing", { suit: suitLabel(p.missing) }) : "";
-  const head = h(
-    "div",
-    { class: "seat-head" },
-    h(
-      "h3",
-      { class: "seat-name", id: headingId },
-      h("span", { class: "seat-wind", text: windName(seat) }),
-      " ",
-      h("span", { text: name + (seat === me ? ` (${t("seat.you")})` : "") }),
-    ),
-    seat === 0 ? spoken(t("seat.dealer_short"), t("seat.dealer"), "badge dealer") : null,
-    p.missing ? spoken(t("seat.missing_badge", { suit: suitLabel(p.missing) }), missingText, `badge missing missing-${p.missing}`) : null,
-    p.won ? h("span", { class: "badge won", text: t("seat.won") }) : null,
-    spoken(signed(p.score), t("seat.score", { score: signed(p.score) }), "seat-score"),
-  );
-  panel.append(head);
-  const clock = clockText(view, seat, serverNow, lag);
   const status = [];
   if (pending) status.push(isTurn ? t("seat.turn") : t("seat.deciding"));
   if (view.phase === "exchange" && p.chose_exchange) status.push(t("seat.chose"));
   if (view.phase === "missing" && p.declared_missing && !p.missing) status.push(t("seat.declared"));
-  let clockNode = null;
-  if (clock) {
-    clockNode = spoken(clock.text, clock.spoken, `clock ${clock.running ? "running" : ""} ${clock.urgent ? "urgent" : ""}`);
-    clockNode.dataset.clockSeat = String(seat);
-  }
-  panel.append(h("div", { class: "seat-status" }, h("span", { class: "status-text", text: status.join(" · ") }), clockNode));
+  panel.append(
+    h(
+      "div",
+      { class: "seat-head" },
+      h(
+        "h3",
+        { class: "seat-name", id: headingId },
+        h("span", { class: "seat-wind", text: windName(seat) }),
+        " ",
+        h("span", { class: "seat-player", text: name + (seat === me ? ` (${t("seat.you")})` : "") }),
+      ),
+      p.won ? h("span", { class: "badge won", text: t("seat.won") }) : null,
+      // The player's own line says what the table waits for (what to do, or for whom).
+      seat === me ? h("span", { class: "phase", dataset: { testid: "phase" }, text: phaseText(view, me, names) }) : h("span", { class: "status-text", text: status.join(" · ") }),
+    ),
+  );
+  const tiles = h("div", { class: "seat-tiles" });
   if (seat !== me || !p.hand) {
     const label = p.hand ? t("seat.hand_shown", { tiles: sortTiles(p.hand).map(tileLabel).join(", ") }) : t("seat.concealed", { n: p.concealed_count });
-    const concealed = h("div", { class: "concealed", role: "img", "aria-label": label });
+    const concealed = h("div", { class: `concealed ${p.hand ? "shown" : ""}`, role: "img", "aria-label": label });
     if (p.hand) {
       sortTiles(p.hand).forEach((tile) => concealed.append(tileElement(tile, { small: true, decorative: true })));
     } else {
       for (let i = 0; i < p.concealed_count; i++) concealed.append(tileElement(null, { small: true, extraClass: "mini", decorative: true }));
+      concealed.append(h("span", { class: "concealed-count", "aria-hidden": "true", text: `×${p.concealed_count}` }));
     }
-    panel.append(concealed);
+    tiles.append(concealed);
+  } else {
+    tiles.append(handRow(view, p, options));
   }
   if (p.melds.length) {
-    panel.append(h("div", { class: "melds", role: "group", "aria-label": t("seat.melds") }, p.melds.map(meldElement)));
+    tiles.append(h("div", { class: "melds", role: "group", "aria-label": t("seat.melds") }, p.melds.map(meldElement)));
   }
-  const discards = h("div", { class: "discards", role: "group", "aria-label": t("seat.discards", { n: p.discards.length }) });
-  const win = view.window;
-  p.discards.forEach((tile, i) => {
-    const last = win && win.kind === "discard" && win.source === seat && i === p.discards.length - 1;
-    discards.append(tileElement(tile, { small: true, extraClass: last ? "last-discard" : "", label: last ? t("seat.last_discard", { tile: tileLabel(tile) }) : undefined }));
-  });
-  panel.append(discards);
+  panel.append(tiles);
+  const call = options.callouts && options.callouts[seat];
+  if (call) panel.append(h("span", { class: "callout", lang: "zh-Hans", "aria-hidden": "true", dataset: { part: "callout" }, text: call }));
   return panel;
 }
 
-function centre(view, { me, names, serverNow, lag }) {
-  const box = h("section", { class: "centre", "aria-labelledby": "centre-title" });
-  box.append(
-    h("h3", { class: "sr-only", id: "centre-title", text: t("table.centre") }),
-    h("div", { class: "wall", text: t("table.wall", { n: view.wall_left }) }),
-    h("div", { class: "phase", dataset: { testid: "phase" }, text: phaseText(view, me, names) }),
-  );
-  if (view.direction) box.append(h("div", { class: "direction", text: t("table.direction", { direction: t(`direction.${view.direction}`) }) }));
+// A seat's discards in front of it, in rows of six from the centre outwards.
+function river(view, seat, place, { lastDiscard = null, names }) {
+  const p = view.players[seat];
+  const box = h("div", {
+    class: `discards river river-${place}`,
+    role: "group",
+    "aria-label": `${seatName(view, seat, names)}: ${t("seat.discards", { n: p.discards.length })}`,
+    dataset: { part: `river-${seat}` },
+  });
+  const win = view.window;
+  const markSeat = win && win.kind === "discard" ? win.source : lastDiscard ? lastDiscard.seat : null;
+  p.discards.forEach((tile, i) => {
+    const last = markSeat === seat && i === p.discards.length - 1;
+    const node = tileElement(tile, { small: true, extraClass: last ? "last-discard" : "", label: last ? t("seat.last_discard", { tile: tileLabel(tile) }) : undefined });
+    node.dataset.key = `r${i}`;
+    box.append(node);
+  });
+  return box;
+}
+
+// The centre panel: the wall and the offered tile in the middle, and at each edge the plate
+// of the seat on that side (wind, dealer, score, missing suit, clock).
+function centre(view, order, places, { me, names, serverNow, lag }) {
+  const box = h("section", { class: "centre", "aria-labelledby": "centre-title", dataset: { part: "centre" } });
+  box.append(h("h3", { class: "sr-only", id: "centre-title", text: t("table.centre") }));
+  order.forEach((seat, k) => box.append(plate(view, seat, places[k], { serverNow, lag })));
+  const mid = h("div", { class: "centre-mid" });
+  mid.append(h("div", { class: "wall" }, spoken(String(view.wall_left), t("table.wall", { n: view.wall_left }), "wall-count"), h("span", { class: "wall-label", "aria-hidden": "true", text: t("table.wall_short") })));
+  if (view.direction) mid.append(spoken(`${DIRECTION_ARROW[view.direction]} ${t(`direction.${view.direction}`)}`, t("table.direction", { direction: t(`direction.${view.direction}`) }), "direction"));
   const w = view.window;
   if (w) {
-    box.append(
+    mid.append(
       h(
         "div",
         { class: "window" },
         h("span", {
+          class: "window-text",
           text: t(w.kind === "rob" ? "table.window_rob" : "table.window_discard", {
             name: playerName(view.players[w.source].player, names),
           }),
         }),
-        tileElement(w.tile),
+        tileElement(w.tile, { small: true }),
       ),
     );
     if (me !== null && w.pending.includes(me)) {
       const c = clockText(view, me, serverNow, lag);
-      if (c && c.running) box.append(h("div", { class: "countdown", "aria-hidden": "true", dataset: { countdown: "1" }, text: formatSeconds(c.remaining) }));
+      if (c && c.running) mid.append(h("div", { class: "countdown", "aria-hidden": "true", dataset: { countdown: "1" }, text: formatSeconds(c.remaining) }));
     }
   }
-  if (view.phase === "ended") {
-    box.append(h("div", { class: "ended", text: t(`end.${view.end}`) }));
-  }
+  if (view.phase === "ended") mid.append(h("div", { class: "ended", text: t(`end.${view.end}`) }));
+  box.append(mid);
   return box;
 }
+
+const DIRECTION_ARROW = { right: "→", opposite: "↕", left: "←" };
+
+function plate(view, seat, place, { serverNow, lag }) {
+  const p = view.players[seat];
+  const pending = view.pending.includes(seat);
+  const node = h("div", { class: `plate plate-${place} ${pending ? "is-pending" : ""} ${view.turn === seat ? "is-turn" : ""}`, dataset: { part: `plate-${seat}` } });
+  node.append(h("span", { class: "plate-wind", "aria-hidden": "true", text: t(`wind.short.${seat}`) }));
+  if (seat === 0) node.append(spoken(t("seat.dealer_short"), t("seat.dealer"), "badge dealer"));
+  node.append(spoken(signed(p.score), `${windName(seat)}: ${t("seat.score", { score: signed(p.score) })}`, "seat-score"));
+  if (p.missing) node.append(spoken(SUIT_MARK[p.missing], `${windName(seat)}: ${t("seat.missing", { suit: suitLabel(p.missing) })}`, `badge missing missing-${p.missing}`));
+  const clock = clockText(view, seat, serverNow, lag);
+  if (clock) {
+    const c = spoken(clock.text, clock.spoken, `clock ${clock.running ? "running" : ""} ${clock.urgent ? "urgent" : ""}`);
+    c.dataset.clockSeat = String(seat);
+    node.append(c);
+  }
+  return node;
+}
+
+// The missing suit's mark: its Chinese name, as on Sichuan tables (萬 characters, 筒 circles,
+// 条 bamboo); screen readers hear the suit's name.
+const SUIT_MARK = { m: "萬", p: "筒", s: "条" };
 
 export function phaseText(view, me, names) {
   if (view.phase === "ended") return t("phase.ended");
@@ -231,7 +260,7 @@ export function phaseText(view, me, names) {
   return "";
 }
 
-function handRow(view, mine, { me, legal, onTile, selected, focusKey }) {
+function handRow(view, mine, { me, legal = [], onTile, selected = [], focusKey = null }) {
   const row = h("div", {
     class: "my-hand",
     role: onTile ? "toolbar" : "group",
@@ -245,19 +274,31 @@ function handRow(view, mine, { me, legal, onTile, selected, focusKey }) {
   }
   const discardable = new Set(legal.filter((c) => c.type === "discard").map((c) => c.tile));
   const exchanging = legal.some((c) => c.type === "choose_exchange");
+  // The three tiles received in the exchange stay marked until the player's first discard.
+  const received = [...(view.exchange_received && !mine.discards.length && view.phase !== "exchange" ? view.exchange_received : [])];
   const list = h("div", { class: "hand-tiles" });
   const nodes = [];
   const add = (tile, index, isDrawn) => {
     const canAct = me !== null && (discardable.has(tile) || exchanging) && onTile;
     const key = `${isDrawn ? "d" : "h"}${index}`;
-    const isSelected = selected.has(key);
+    const isSelected = Array.isArray(selected) ? selected.includes(key) : selected.has(key);
+    const at = received.indexOf(tile);
+    const isReceived = at >= 0 && !isDrawn;
+    if (isReceived) received.splice(at, 1);
+    const isMissing = mine.missing && tile[1] === mine.missing;
     const classes = [
+      isReceived ? "received" : "",
+      isMissing ? "missing-suit" : "",
       canAct ? "legal" : "",
       isSelected ? "selected" : "",
       isDrawn ? "drawn" : "",
       !canAct && onTile && (legal.length || exchanging) ? "inert" : "",
     ].join(" ");
-    const label = tileLabel(tile) + (isDrawn ? `, ${t("hand.drawn")}` : "");
+    const label =
+      tileLabel(tile) +
+      (isDrawn ? `, ${t("hand.drawn")}` : "") +
+      (isReceived ? `, ${t("hand.received")}` : "") +
+      (isMissing ? `, ${t("hand.missing_suit")}` : "");
     const node = tileElement(tile, {
       onClick: onTile ? () => canAct && onTile(tile, key) : undefined,
       extraClass: classes,

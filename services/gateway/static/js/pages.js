@@ -173,7 +173,7 @@ export async function openReplay(root, handId) {
     ),
     h("p", { class: "fairness" }, h("span", { text: t("settlement.commitment_label") }), " ", h("code", { text: data.commitment || "—" }), " ", h("span", { text: t("settlement.seed_label") }), " ", h("code", { text: data.seed || "—" })),
     board,
-    renderSettlement(events, data.names, null),
+    renderSettlement(events, data.names, null, { view: steps.length ? steps[steps.length - 1].view : null }),
   );
   show();
 }

@@ -1,10 +1,9 @@
 // The settlement of a finished hand, from its events (all public once it has ended): every
 // win with its fan patterns, kong payments, flower pigs, not-ready penalties and refunds,
 // per seat and line by line, then the final scores, placements and the seed.
-import { spoken } from "./a11y.js";
-import { h, playerName } from "./board.js";
+import { h, meldElement, playerName } from "./board.js";
 import { t } from "./i18n.js";
-import { tileElement, tileLabel } from "./tiles.js";
+import { sortTiles, tileElement, tileLabel } from "./tiles.js";
 
 const CATEGORY = {
   discard_win: "wins",
@@ -35,28 +34,72 @@ export function settlementOf(events) {
     }
   }
   const totals = [0, 1, 2, 3].map(() => Object.fromEntries(CATEGORIES.map((c) => [c, 0])));
+  const touched = [0, 1, 2, 3].map(() => new Set()); // the kinds of payment a seat had any of
   for (const p of payments) {
     const c = CATEGORY[p.reason];
     totals[p.payee][c] += p.amount;
     totals[p.payer][c] -= p.amount;
+    touched[p.payee].add(c);
+    touched[p.payer].add(c);
   }
   return {
     players: started ? started.seats : [],
     wins,
     payments,
     totals,
+    touched,
     exhausted: events.find((e) => e.type === "wall_exhausted") || null,
     ended,
     commitment: started ? started.commitment : null,
   };
 }
 
-function signed(n) {
-  return n > 0 ? `+${n}` : String(n);
+// Points with their sign: "+4", "-2", "0" (never "-0").
+export function signed(n) {
+  const v = Number(n) || 0;
+  return v > 0 ? `+${v}` : v < 0 ? `-${Math.abs(v)}` : "0";
+}
+
+function listNames(names) {
+  return new Intl.ListFormat(document.documentElement.lang || "en", { type: "conjunction" }).format(names);
+}
+
+// A winner's hand as it was laid down: the concealed tiles (sorted, the winning tile apart)
+// and the declared groups.
+function winningHand(w, melds, label) {
+  const tiles = sortTiles(w.hand);
+  if (w.tile) {
+    const at = tiles.lastIndexOf(w.tile);
+    if (at >= 0) tiles.splice(at, 1);
+  }
+  return h(
+    "div",
+    { class: "win-hand", role: "img", "aria-label": label },
+    h("span", { class: "win-concealed" }, tiles.map((tile) => tileElement(tile, { small: true, decorative: true }))),
+    w.tile ? h("span", { class: "win-tile" }, tileElement(w.tile, { small: true, decorative: true, extraClass: "winning-tile" })) : null,
+    melds.length ? h("span", { class: "win-melds" }, melds.map((m) => meldElement(m))) : null,
+  );
+}
+
+// Who paid a win: "4 points from Computer 1", "3 points from each of A, B and C".
+function paidText(w, name) {
+  const pays = w.payments || [];
+  if (!pays.length) return "";
+  const amounts = [...new Set(pays.map((p) => p.amount))];
+  if (pays.length > 1 && amounts.length === 1) return t("settlement.paid_each", { amount: amounts[0], names: listNames(pays.map((p) => name(p.payer))) });
+  return listNames(pays.map((p) => t("settlement.paid_from", { amount: p.amount, name: name(p.payer) })));
+}
+
+function patternsText(patterns) {
+  if (!patterns.length) return t("pattern.standard");
+  const counts = new Map();
+  for (const p of patterns) counts.set(p, (counts.get(p) || 0) + 1);
+  return [...counts].map(([p, n]) => (n > 1 ? `${t(`pattern.${p}`)} ×${n}` : t(`pattern.${p}`))).join(", ");
 }
 
 // `id`: the section can take focus (after the result dialog closes, focus goes there).
-export function renderSettlement(events, names, me, { id } = {}) {
+// `view`: the hand's last view (the winners' declared groups).
+export function renderSettlement(events, names, me, { id, view = null } = {}) {
   const s = settlementOf(events);
   const name = (seat) => playerName(s.players[seat], names) + (seat === me ? ` (${t("seat.you")})` : "");
   const titleId = `${id || "dialog"}-settlement-title`;
@@ -64,8 +107,8 @@ export function renderSettlement(events, names, me, { id } = {}) {
   box.append(h("h3", { id: titleId, text: t("settlement.title") }));
   if (s.ended) box.append(h("p", { class: "end-kind", text: t(`end.${s.ended.end}`) }));
 
-  // Per seat and category.
-  const table = h("table", { class: "settlement-table" }, h("caption", { class: "sr-only", text: t("settlement.caption") }));
+  // The standings: place, player (with what the points came from), total.
+  const table = h("table", { class: "settlement-table standings" }, h("caption", { class: "sr-only", text: t("settlement.caption") }));
   table.append(
     h(
       "thead",
@@ -73,55 +116,57 @@ export function renderSettlement(events, names, me, { id } = {}) {
       h(
         "tr",
         {},
+        h("th", { scope: "col", class: "place", text: t("settlement.place") }),
         h("th", { scope: "col", text: t("settlement.player") }),
-        CATEGORIES.map((c) => h("th", { scope: "col", text: t(`settlement.${c}`) })),
-        h("th", { scope: "col", text: t("settlement.total") }),
-        h("th", { scope: "col", text: t("settlement.place") }),
+        h("th", { scope: "col", class: "total", text: t("settlement.total") }),
       ),
     ),
   );
   const body = h("tbody");
-  s.players.forEach((_, seat) => {
+  const seats = s.players.map((_, seat) => seat);
+  if (s.ended) seats.sort((a, b) => s.ended.placements[a] - s.ended.placements[b] || a - b);
+  for (const seat of seats) {
+    const parts = CATEGORIES.filter((c) => s.touched[seat].has(c)).map((c) => `${t(`settlement.${c}`)} ${signed(s.totals[seat][c])}`);
+    const total = s.ended ? s.ended.scores[seat] : CATEGORIES.reduce((n, c) => n + s.totals[seat][c], 0);
     body.append(
       h(
         "tr",
-        { class: seat === me ? "is-me" : "" },
-        h("th", { scope: "row", text: name(seat) }),
-        CATEGORIES.map((c) => h("td", {}, s.totals[seat][c] ? signed(s.totals[seat][c]) : spoken("·", "0"))),
-        h("td", { class: "total", text: s.ended ? signed(s.ended.scores[seat]) : "" }),
-        h("td", { text: s.ended ? String(s.ended.placements[seat]) : "" }),
+        { class: `${seat === me ? "is-me" : ""} ${total > 0 ? "plus" : total < 0 ? "minus" : ""}` },
+        h("td", { class: "place", text: s.ended ? String(s.ended.placements[seat]) : "" }),
+        h("th", { scope: "row" }, h("span", { class: "standing-name", text: name(seat) }), h("span", { class: "breakdown", text: parts.length ? parts.join(" · ") : t("settlement.no_payments") })),
+        h("td", { class: "total", text: signed(total) }),
       ),
     );
-  });
+  }
   table.append(body);
   box.append(table);
 
-  // Wins with their fan patterns.
+  // Every win: the hand laid down, how it was won, its fan, and who paid.
   if (s.wins.length) {
     const list = h("ul", { class: "wins" });
     for (const w of s.wins) {
+      const tile = w.tile ? tileLabel(w.tile) : "—";
       const how = w.self_drawn
-        ? t("settlement.self_drawn")
+        ? t("settlement.how_self_drawn", { tile })
         : w.patterns.includes("robbing_kong")
-          ? t("settlement.robbed_from", { name: name(w.from_seat) })
-          : t("settlement.from", { name: name(w.from_seat) });
-      const patterns = w.patterns.length
-        ? w.patterns.map((p) => t(`pattern.${p}`)).join(", ")
-        : t("pattern.standard");
+          ? t("settlement.how_robbed", { tile, name: name(w.from_seat) })
+          : t("settlement.how_discard", { tile, name: name(w.from_seat) });
+      const fan = t(w.fan > 3 ? "settlement.fan_capped" : "settlement.fan_line", { patterns: patternsText(w.patterns), fan: w.fan, value: w.value });
+      const melds = view && view.players[w.seat] ? view.players[w.seat].melds : [];
+      const label = t("settlement.hand_label", {
+        name: name(w.seat),
+        tiles: sortTiles(w.hand).map(tileLabel).join(", "),
+        melds: melds.length ? melds.map((m) => t(`meld.${m.kind}`, { tile: tileLabel(m.tile) })).join(", ") : t("settlement.no_melds"),
+      });
+      const gained = (w.payments || []).reduce((n, p) => n + p.amount, 0);
       list.append(
         h(
           "li",
-          {},
-          h("strong", { text: name(w.seat) }),
-          " ",
-          h("span", { text: t("settlement.won_on", { tile: w.tile ? tileLabel(w.tile) : "—", how }) }),
-          " — ",
-          h("span", { text: t("settlement.fan", { patterns, fan: w.fan, value: w.value }) }),
-          h(
-            "div",
-            { class: "revealed", role: "img", "aria-label": t("settlement.revealed", { tiles: w.hand.map(tileLabel).join(", ") }) },
-            w.hand.map((tile) => tileElement(tile, { small: true, decorative: true })),
-          ),
+          { class: "win" },
+          h("div", { class: "win-head" }, h("strong", { text: name(w.seat) }), " ", h("span", { text: how })),
+          winningHand(w, melds, label),
+          h("div", { class: "win-fan", text: fan }),
+          h("div", { class: "win-paid" }, h("strong", { text: signed(gained) }), " ", h("span", { text: paidText(w, name) })),
         ),
       );
     }
@@ -142,22 +187,22 @@ export function renderSettlement(events, names, me, { id } = {}) {
     box.append(h("h4", { text: t("settlement.exhaustion") }), lines);
   }
 
-  // Every payment.
+  // The payments, grouped by their reason.
   if (s.payments.length) {
-    const lines = h("ol", { class: "payments" });
-    for (const p of s.payments) {
-      lines.append(
-        h("li", {
-          text: t("settlement.payment", {
-            payer: name(p.payer),
-            payee: name(p.payee),
-            amount: p.amount,
-            reason: t(`reason.${p.reason}`),
-          }),
-        }),
+    const groups = h("div", { class: "payment-groups" });
+    for (const c of CATEGORIES) {
+      const these = s.payments.filter((p) => CATEGORY[p.reason] === c);
+      if (!these.length) continue;
+      groups.append(
+        h("h5", { text: t(`settlement.${c}`) }),
+        h(
+          "ul",
+          { class: "payments" },
+          these.map((p) => h("li", { text: t("settlement.payment_line", { payer: name(p.payer), payee: name(p.payee), amount: p.amount, reason: t(`reason.${p.reason}`) }) })),
+        ),
       );
     }
-    box.append(h("details", {}, h("summary", { text: t("settlement.payments", { n: s.payments.length }) }), lines));
+    box.append(h("details", { class: "payment-details" }, h("summary", { text: t("settlement.payments", { n: s.payments.length }) }), groups));
   }
   if (s.commitment || (s.ended && s.ended.seed)) {
     box.append(

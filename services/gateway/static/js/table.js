@@ -1,25 +1,29 @@
-// The live table: one WebSocket (protocol v1, docs/gateway.md), the board, the actions the
-// seat may take now (from SeatView.legal_actions), countdowns, the event log, the
-// settlement, keyboard play, screen-reader announcements, and practice pause/resume and
-// results.
-//
-// Keyboard (docs/accessibility.md): the hand is one tab stop, ←/→/Home/End move over its
-// tiles, Enter/Space discards (or, in the exchange, selects) the focused tile; D discards the
-// drawn tile; E passes the three selected; 1/2/3 declare the missing suit; H hu, P pung,
-// K kong, N or Esc pass; ? opens the key list. Every action button shows its key.
+// The live table: its state (table-state.js: one object, one pure update per frame), the
+// socket (socket.js), the keyboard (keyboard.js), storage (storage.js), and the view of the
+// state drawn in place (dom.js morph): the board, the actions the seat may take now (from
+// SeatView.legal_actions), countdowns, the log panel, the settlement, screen-reader
+// announcements, and practice pause/resume and results.
 import { announce, clearAnnouncements } from "./a11y.js";
 import { api, session } from "./api.js";
 import { clockText, formatSeconds, h, phaseText, playerName, renderBoard, updateClock } from "./board.js";
+import { morph } from "./dom.js";
 import { serverMessage, t } from "./i18n.js";
+import { KEY_HELP, tableKey } from "./keyboard.js";
 import { renderSettlement } from "./settlement.js";
+import { muted, play, setMuted } from "./sound.js";
+import { TableSocket } from "./socket.js";
+import { practiceResults, practiceState, prefs, savePractice, saveResult, setPref } from "./storage.js";
+import { STOPPED, decisionKey, initialState, lastSeq, legalActions, update } from "./table-state.js";
 import { suitLabel, tileLabel } from "./tiles.js";
 
-const PROTOCOL = 1;
+export { practiceResults, practiceState };
+
 const TIME_LOW_MS = 5000;
-// Close reasons after which the client stops (docs/gateway.md) and shows why, with a way on.
-const STOPPED = ["forbidden", "table_closed", "opened_elsewhere", "unauthorized", "unsupported_version", "session_ended", "session_expired"];
-// Of those, the ones that need a fresh page (a new session, or the new client).
+// Of the close reasons that stop the client, the ones that need a fresh page (a new session,
+// or the new client).
 const RELOAD = ["unauthorized", "unsupported_version", "session_ended", "session_expired"];
+// The log panel is open by default where the table has room beside it.
+const WIDE = 1200;
 let current = null;
 
 export function closeTable() {
@@ -34,252 +38,168 @@ export function openTable(root, tableId) {
   return current;
 }
 
-// Practice bookkeeping (RULES.md §9: the browser keeps the last ten results).
-export function practiceState() {
-  try {
-    return JSON.parse(localStorage.getItem("mp.practice") || "null");
-  } catch {
-    return null;
+// The newest discard still in its river (claimed tiles leave it): {seat} or null.
+export function lastDiscardOf(events) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e.type === "tile_discarded") return { seat: e.seat };
+    if (e.type === "punged" || (e.type === "konged" && e.kind === "exposed")) return null;
+    if (e.type === "won" && !e.self_drawn && !(e.patterns || []).includes("robbing_kong")) return null;
   }
+  return null;
 }
-
-export function practiceResults() {
-  try {
-    return JSON.parse(localStorage.getItem("mp.results") || "[]");
-  } catch {
-    return [];
-  }
-}
-
-function saveResult(result) {
-  const results = practiceResults().filter((r) => r.hand_id !== result.hand_id);
-  results.unshift(result);
-  localStorage.setItem("mp.results", JSON.stringify(results.slice(0, 10)));
-}
-
-// The keys, in the order the help lists them: [key shown, catalogue key].
-const KEY_HELP = [
-  ["← →", "keys.move"],
-  ["Home End", "keys.ends"],
-  ["Enter", "keys.enter"],
-  ["D", "keys.drawn"],
-  ["E", "keys.exchange"],
-  ["1 2 3", "keys.missing"],
-  ["H", "keys.hu"],
-  ["P", "keys.pung"],
-  ["K", "keys.kong"],
-  ["N Esc", "keys.pass"],
-  ["?", "keys.help"],
-];
 
 class TableClient {
   constructor(root, tableId) {
     this.root = root;
     this.tableId = tableId;
-    this.ws = null;
-    this.closed = false;
-    this.welcome = null;
-    this.frame = null; // the latest view frame
-    this.handId = null;
-    this.events = new Map();
-    this.eventsLoaded = false; // the hand's events so far arrived: later ones are news
-    this.finished = null; // {handId, events, names, me}: the last hand that ended
-    this.table = null; // the latest table frame
-    this.selected = new Set();
-    this.sentFor = null;
-    this.notice = "";
-    this.rtt = 0;
-    this.offset = 0;
-    this.retry = 0;
-    this.pings = new Map();
-    this.focusKey = null; // the hand tile holding the tab stop
-    this.helpOpen = false;
+    const logOpen = prefs().logOpen ?? window.innerWidth >= WIDE;
+    this.state = initialState({ tableId, practice: practiceState(), logOpen });
+    this.told = { decision: null, timeLow: null, status: "connecting", ended: null };
     this.handFocused = false; // focus went to the hand once, on opening the table
-    this.told = { decision: null, timeLow: null, status: "connecting" };
-    const practice = practiceState();
-    this.practice = practice && practice.table_id === tableId ? practice : null;
-    this.paused = false; // follows view.paused: the server holds a practice hand's pause
-    this.showResult = false;
-    this.stopped = null; // the close reason the client stopped at (STOPPED)
-    this.confirmLeave = false; // the "leave this hand?" dialog is open
-    this.keyHandler = (e) => this.onKey(e);
+    this.callouts = new Map(); // seat → {text, until}: 碰 / 杠 / 胡 shown at the calling seat
+    this.socket = new TableSocket(tableId, {
+      resume: () => {
+        const last = lastSeq(this.state);
+        return this.state.handId && last > 0 ? { hand_id: this.state.handId, last_seq: last } : null;
+      },
+      onFrame: (f) => this.dispatch(f),
+      onClose: (e) => {
+        this.dispatch({ type: "ui:closed", code: e.code, reason: e.reason });
+        return !this.state.stopped;
+      },
+      onConnecting: () => this.dispatch({ type: "ui:connecting" }),
+    });
+    this.keyHandler = (e) =>
+      tableKey(e, {
+        root: this.root,
+        legal: () => this.legal(),
+        handTiles: () => this.handTiles(),
+        focusHand: () => this.focusHand(),
+        toggleHelp: () => {
+          this.dispatch({ type: "ui:help" });
+          const help = this.root.querySelector(".keys summary");
+          if (help && this.state.helpOpen) help.focus();
+        },
+        toggleLog: () => this.toggleLog(),
+      });
     document.addEventListener("keydown", this.keyHandler);
     this.focusHandler = (e) => {
       const key = e.target && e.target.dataset ? e.target.dataset.key : null;
-      if (key && this.root.contains(e.target)) this.rove(e.target);
+      if (key && e.target.closest(".my-hand") && this.root.contains(e.target)) this.rove(e.target);
     };
     this.root.addEventListener("focusin", this.focusHandler);
     this.ticker = setInterval(() => this.tick(), 200);
-    this.pinger = setInterval(() => this.ping(), 5000);
     clearAnnouncements();
     this.render();
   }
 
-  close() {
-    this.closed = true;
-    clearInterval(this.ticker);
-    clearInterval(this.pinger);
-    document.removeEventListener("keydown", this.keyHandler);
-    this.root.removeEventListener("focusin", this.focusHandler);
-    if (this.ws) this.ws.close();
+  // The state's parts the view reads most.
+  get frame() {
+    return this.state.frame;
   }
-
-  // --- the socket ---------------------------------------------------------------------------
+  get table() {
+    return this.state.table;
+  }
+  get welcome() {
+    return this.state.welcome;
+  }
+  get finished() {
+    return this.state.finished;
+  }
+  get handId() {
+    return this.state.handId;
+  }
+  get practice() {
+    return this.state.practice;
+  }
+  get paused() {
+    return this.state.paused;
+  }
 
   connect() {
-    if (this.closed) return;
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const ws = new WebSocket(`${scheme}://${location.host}/ws`);
-    this.ws = ws;
-    this.status = "connecting";
-    ws.onopen = () => {
-      const s = session();
-      const hello = { type: "hello", v: PROTOCOL, token: s ? s.token : "", table_id: this.tableId };
-      const last = this.lastSeq();
-      if (this.handId && last > 0) Object.assign(hello, { hand_id: this.handId, last_seq: last });
-      ws.send(JSON.stringify(hello));
-      this.ping();
-    };
-    ws.onmessage = (m) => this.onFrame(JSON.parse(m.data));
-    ws.onclose = (e) => {
-      if (ws !== this.ws) return; // an old socket, replaced by "use here"
-      this.status = "offline";
-      this.renderStatus();
-      if (this.closed) return;
-      if (e.code === 1008 && STOPPED.includes(e.reason)) {
-        this.stop(e.reason);
-        return;
-      }
-      // A close reason is a code (docs/gateway.md): say it in the chosen language.
-      if (e.reason && !this.notice) {
-        this.setNotice(serverMessage(e.reason, {}));
-        this.closeNotice = true; // cleared once the socket is back
-      }
-      this.retry = Math.min(this.retry + 1, 6);
-      setTimeout(() => this.connect(), 300 * 2 ** this.retry);
-    };
+    this.socket.connect();
   }
 
-  // The server closed the table to this client for good (or until "use here").
-  stop(reason) {
-    this.stopped = reason;
-    this.status = "stopped"; // not "reconnecting": it does not
-    this.notice = "";
+  close() {
+    clearInterval(this.ticker);
+    clearTimeout(this.calloutTimer);
+    document.removeEventListener("keydown", this.keyHandler);
+    this.root.removeEventListener("focusin", this.focusHandler);
+    this.socket.close();
+  }
+
+  // Every frame, the server's and the page's own, goes through update(); then what the new
+  // state implies is done (storage, announcements) and the page follows it.
+  dispatch(f) {
+    const before = this.state;
+    const s = update(before, f);
+    this.state = s;
+    if (f.type === "pong") return; // nothing shown changes
+    if (s.practice && s.practice !== before.practice) savePractice(s.practice);
+    if (s.notice && s.notice !== before.notice) announce(this.noticeText(s.notice), { assertive: true });
+    if (s.frame) for (const e of s.news) announce(describe(e, s.frame));
+    for (const e of s.news) this.feel(e);
+    if (before.paused && !s.paused) this.told.decision = null; // say again what the seat is asked
+    if (s.finished && s.finished !== before.finished) this.handEnded(s.finished);
+    if (s.logOpen !== before.logOpen) setPref("logOpen", s.logOpen);
     this.render();
-    if (reason !== "opened_elsewhere") {
+    if (s.stopped && !before.stopped && s.stopped !== "opened_elsewhere") {
       const back = this.root.querySelector('[data-action="to-lobby"]');
       if (back) back.focus();
     }
+    if (f.type === "view") this.tellDecision();
+  }
+
+  // What an event sounds and looks like: a click for a discard, the call-out at the calling
+  // seat for about 1.5 s (碰 pung, 杠 kong, 胡 win) with its sound.
+  feel(e) {
+    const call = { punged: "碰", konged: "杠", won: "胡" }[e.type];
+    if (e.type === "tile_discarded") play("discard");
+    if (!call) return;
+    play(e.type === "won" ? "win" : "claim");
+    this.callouts.set(e.seat, { text: call, until: Date.now() + 1500 });
+    clearTimeout(this.calloutTimer);
+    this.calloutTimer = setTimeout(() => this.render(), 1600);
+  }
+
+  activeCallouts() {
+    const now = Date.now();
+    const out = {};
+    for (const [seat, c] of this.callouts) if (c.until > now) out[seat] = c.text;
+    return out;
+  }
+
+  toggleMute() {
+    setMuted(!muted());
+    this.render();
+  }
+
+  noticeText(n) {
+    if (!n) return "";
+    return n.text !== undefined ? n.text : serverMessage(n.code, n.params);
+  }
+
+  setNotice(text) {
+    this.dispatch({ type: "ui:notice", notice: text ? { text } : null });
   }
 
   // "Use here": open the table again, which moves the seat back to this tab.
   useHere() {
-    this.stopped = null;
-    this.retry = 0;
-    this.connect();
-    this.render();
+    this.dispatch({ type: "ui:use-here" });
+    this.socket.reconnect();
   }
 
-  lastSeq() {
-    let n = 0;
-    while (this.events.has(n + 1)) n++;
-    return n;
-  }
-
-  send(frame) {
-    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
-  }
-
-  ping() {
-    const t0 = performance.now();
-    this.pings.set(t0, Date.now());
-    this.send({ type: "ping", t: t0 });
+  toggleLog() {
+    this.dispatch({ type: "ui:log" });
   }
 
   serverNow() {
-    return Date.now() + this.offset;
+    return Date.now() + this.state.offset;
   }
 
-  setNotice(text) {
-    this.notice = text;
-    if (text) announce(text, { assertive: true });
-  }
-
-  onFrame(f) {
-    switch (f.type) {
-      case "welcome":
-        this.welcome = f;
-        this.status = "online";
-        this.retry = 0;
-        this.offset = f.server_ms - Date.now();
-        if (this.closeNotice) this.notice = "";
-        this.closeNotice = false;
-        break;
-      case "pong": {
-        const sent = this.pings.get(f.t);
-        this.pings.delete(f.t);
-        if (sent !== undefined) {
-          this.rtt = performance.now() - f.t;
-          this.offset = f.server_ms + this.rtt / 2 - Date.now();
-        }
-        return;
-      }
-      case "table":
-        this.table = f;
-        break;
-      case "events":
-        this.onEvents(f);
-        break;
-      case "view":
-        if (this.frame && (this.frame.hand_id !== f.hand_id || this.frame.decision_seq !== f.decision_seq)) {
-          this.selected.clear();
-        }
-        if (!this.frame || this.frame.decision_seq !== f.decision_seq || this.frame.hand_id !== f.hand_id) {
-          this.sentFor = null;
-        }
-        if (this.frame && this.frame.hand_id !== f.hand_id) this.focusKey = null;
-        this.frame = f;
-        this.followPause(f.view);
-        if (f.view.phase === "ended") this.handEnded(f);
-        break;
-      case "rejected":
-      case "error":
-        this.sentFor = null;
-        if (STOPPED.includes(f.code) && !f.command_id) return; // the close that follows says it
-        this.setNotice(serverMessage(f.code, f.params, f.reason));
-        break;
-    }
-    this.render();
-    if (f.type === "view") this.tellDecision();
-  }
-
-  onEvents(f) {
-    const fresh = [];
-    if (f.hand_id !== this.handId) {
-      // A new hand is dealt only once every human asked for it: the last result goes.
-      if (this.handId !== null) this.newHand();
-      this.handId = f.hand_id;
-      this.events = new Map();
-      this.eventsLoaded = false;
-    }
-    for (const e of f.events) {
-      if (this.eventsLoaded && !this.events.has(e.seq)) fresh.push(e);
-      this.events.set(e.seq, e);
-    }
-    this.eventsLoaded = true;
-    const last = f.events[f.events.length - 1];
-    if (last && last.type === "hand_ended") this.showResult = true;
-    // News for screen readers: what happened since the last frame (not the backlog).
-    if (this.frame) for (const e of fresh) announce(describe(e, this.frame));
-  }
-
-  newHand() {
-    this.showResult = false;
-    this.confirmLeave = false;
-    if (this.practice && this.practice.finished) {
-      this.practice = { ...this.practice, finished: false };
-      localStorage.setItem("mp.practice", JSON.stringify(this.practice));
-    }
+  send(frame) {
+    this.socket.send(frame);
   }
 
   // Says once per decision what the seat is asked to do, with the keys that do it.
@@ -293,78 +213,65 @@ class TableClient {
       .filter((b) => !b.disabled)
       .map((b) => `${b.querySelector(".label") ? b.querySelector(".label").textContent : b.textContent} (${b.getAttribute("aria-keyshortcuts")})`);
     const what = phaseText(this.frame.view, this.frame.view.seat, this.frame.names);
+    play("turn");
     announce(buttons.length ? t("announce.decision_keys", { what, keys: buttons.join(", ") }) : what);
   }
 
-  handEnded(frame) {
-    const events = [...this.events.values()].sort((a, b) => a.seq - b.seq);
-    this.finished = { handId: frame.hand_id, events, names: frame.names, me: frame.view.seat, view: frame.view };
-    const seat = frame.view.seat;
-    if (seat !== null && this.told.ended !== frame.hand_id) {
-      this.told.ended = frame.hand_id;
-      const score = frame.view.players[seat].score;
+  handEnded(finished) {
+    const seat = finished.me;
+    const view = finished.view;
+    if (seat !== null && this.told.ended !== finished.handId) {
+      this.told.ended = finished.handId;
+      const score = view.players[seat].score;
       announce(t("announce.ended", { score: score > 0 ? `+${score}` : String(score) }));
     }
     if (this.practice && seat !== null) {
-      const ended = events.find((e) => e.type === "hand_ended");
+      const ended = finished.events.find((e) => e.type === "hand_ended");
       saveResult({
-        hand_id: frame.hand_id,
+        hand_id: finished.handId,
         table_id: this.tableId,
         at: Date.now(),
-        score: frame.view.players[seat].score,
+        score: view.players[seat].score,
         placement: ended ? ended.placements[seat] : null,
-        end: frame.view.end,
+        end: view.end,
         strength: this.practice.strength,
         pace: this.practice.pace,
       });
-      localStorage.setItem("mp.practice", JSON.stringify({ ...this.practice, finished: true, paused: false }));
-      this.practice = { ...this.practice, finished: true };
-      this.paused = false;
     }
   }
 
   // --- acting ------------------------------------------------------------------------------
 
   legal() {
-    if (!this.frame || this.paused) return [];
-    return this.frame.view.legal_actions || [];
-  }
-
-  act(body) {
-    if (!this.frame || this.sentFor === this.key()) return;
-    this.sentFor = this.key();
-    this.notice = "";
-    const id = `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-    this.send({
-      type: "command",
-      command_id: id,
-      decision_seq: this.frame.decision_seq,
-      hand_id: this.frame.hand_id,
-      body,
-    });
-    this.render();
+    return legalActions(this.state);
   }
 
   key() {
-    return this.frame ? `${this.frame.hand_id}/${this.frame.decision_seq}/${this.frame.seq}` : "";
+    return decisionKey(this.state);
+  }
+
+  act(body) {
+    if (!this.frame || this.state.sentFor === this.key()) return;
+    const frame = this.frame;
+    this.dispatch({ type: "ui:sent" });
+    const id = `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    this.send({ type: "command", command_id: id, decision_seq: frame.decision_seq, hand_id: frame.hand_id, body });
   }
 
   onTile(tile, key) {
     const legal = this.legal();
-    this.focusKey = key;
     if (legal.some((c) => c.type === "choose_exchange")) {
-      if (this.selected.has(key)) this.selected.delete(key);
-      else if (this.selected.size < 3) this.selected.add(key);
-      this.render();
-      announce(t("actions.exchange_hint", { n: this.selected.size }));
+      this.dispatch({ type: "ui:select", key });
+      announce(t("actions.exchange_hint", { n: this.state.selected.length }));
       return;
     }
+    this.state = update(this.state, { type: "ui:focus", key });
     if (legal.some((c) => c.type === "discard" && c.tile === tile)) this.act({ type: "discard", tile });
   }
 
   selectedTiles() {
-    return [...this.selected].map((k) => {
-      const node = this.root.querySelector(`[data-key="${k}"]`);
+    return this.state.selected.map((k) => {
+      const node = this.root.querySelector(`.my-hand [data-key="${k}"]`);
       return node ? node.dataset.tile : null;
     });
   }
@@ -383,12 +290,6 @@ class TableClient {
     this.send({ type: "command", command_id: id, hand_id: this.frame.hand_id, body: { type: paused ? "pause" : "resume" } });
   }
 
-  followPause(view) {
-    const paused = Boolean(view.paused);
-    if (this.paused && !paused) this.told.decision = null; // say again what the seat is asked
-    this.paused = paused;
-  }
-
   // --- keyboard ----------------------------------------------------------------------------
 
   handTiles() {
@@ -397,7 +298,7 @@ class TableClient {
 
   // The roving tab stop of the hand follows focus.
   rove(node) {
-    this.focusKey = node.dataset.key;
+    this.state = update(this.state, { type: "ui:focus", key: node.dataset.key });
     for (const n of this.handTiles()) n.tabIndex = n === node ? 0 : -1;
   }
 
@@ -408,74 +309,21 @@ class TableClient {
     return Boolean(stop);
   }
 
-  onKey(e) {
-    if (e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName)) return;
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
-    if (document.querySelector("dialog[open]")) return; // the dialog has the keyboard
-    const legal = this.legal();
-    const find = (type) => legal.find((c) => c.type === type);
-    const k = e.key.length === 1 ? e.key.toLowerCase() : e.key;
-    const press = (sel) => {
-      const b = this.root.querySelector(sel);
-      if (b && !b.disabled) {
-        e.preventDefault();
-        b.click();
-        return true;
-      }
-      return false;
-    };
-    const active = document.activeElement;
-    if (["ArrowLeft", "ArrowRight", "Home", "End", "ArrowUp", "ArrowDown"].includes(k)) {
-      const inActions = active && active.closest && active.closest(".actions");
-      const group = inActions ? [...this.root.querySelectorAll(".actions button:not([disabled])")] : this.handTiles();
-      if (!group.length) return;
-      const at = group.indexOf(active);
-      if (at < 0 && !inActions) {
-        if (k === "ArrowUp" || k === "ArrowDown") return; // leave page scrolling alone
-        e.preventDefault();
-        this.focusHand();
-        return;
-      }
-      let next = at;
-      if (k === "Home") next = 0;
-      else if (k === "End") next = group.length - 1;
-      else if (k === "ArrowRight" || k === "ArrowDown") next = (at + 1) % group.length;
-      else next = (at - 1 + group.length) % group.length;
-      e.preventDefault();
-      group[next].focus();
-      return;
-    }
-    if (k === "?") {
-      e.preventDefault();
-      this.helpOpen = !this.helpOpen;
-      this.render();
-      const help = this.root.querySelector(".keys summary");
-      if (help && this.helpOpen) help.focus();
-      return;
-    }
-    if (k === "h" && find("hu")) press('[data-action="hu"]');
-    else if (k === "p" && find("pung")) press('[data-action="pung"]');
-    else if (k === "k") press('[data-action="claim_kong"], [data-action="kong"]');
-    else if ((k === "n" || k === "Escape") && find("pass")) press('[data-action="pass"]');
-    else if (k === "e") press('[data-action="exchange"]');
-    else if (k === "d") press(".my-hand button.tile.drawn.legal");
-    else if (["1", "2", "3"].includes(k) && find("declare_missing")) press(`[data-action="missing-${"mps"[Number(k) - 1]}"]`);
-  }
-
   // --- drawing -----------------------------------------------------------------------------
 
   renderStatus() {
+    const status = this.state.status;
     const s = this.root.querySelector(".connection");
     if (s) {
-      s.textContent = t(`connection.${this.status || "connecting"}`);
-      s.className = `connection ${this.status}`;
+      s.textContent = t(`connection.${status || "connecting"}`);
+      s.className = `connection ${status}`;
     }
-    if (this.status !== this.told.status) {
+    if (status !== this.told.status) {
       // Only changes worth hearing: losing the connection, and getting it back.
-      if (this.status === "offline" || (this.status === "online" && this.told.status === "offline")) {
-        announce(t(`connection.${this.status}`));
+      if (status === "offline" || (status === "online" && this.told.status === "offline")) {
+        announce(t(`connection.${status}`));
       }
-      this.told.status = this.status;
+      this.told.status = status;
     }
   }
 
@@ -484,33 +332,28 @@ class TableClient {
     if (deal) deal.textContent = t("table.deal_in", { s: Math.max(0, Math.ceil((Number(deal.dataset.dealCountdown) - this.serverNow()) / 1000)) });
     if (!this.frame) return;
     const view = this.frame.view;
+    const lag = this.state.rtt / 2;
     this.root.querySelectorAll("[data-clock-seat]").forEach((node) => {
-      const c = clockText(view, Number(node.dataset.clockSeat), this.serverNow(), this.rtt / 2);
+      const c = clockText(view, Number(node.dataset.clockSeat), this.serverNow(), lag);
       if (c) updateClock(node, c);
     });
     if (view.seat === null) return;
-    const mine = clockText(view, view.seat, this.serverNow(), this.rtt / 2);
+    const mine = clockText(view, view.seat, this.serverNow(), lag);
     const cd = this.root.querySelector("[data-countdown]");
     if (cd && mine && mine.running) cd.textContent = formatSeconds(mine.remaining);
     // A screen reader hears once per decision that time is running out.
     if (mine && mine.running && mine.remaining < TIME_LOW_MS && this.legal().length && this.told.timeLow !== this.key()) {
       this.told.timeLow = this.key();
       announce(t("announce.time_low", { s: Math.max(0, Math.ceil(mine.remaining / 1000)) }), { assertive: true });
+      play("low");
     }
   }
 
-  render() {
-    const active = document.activeElement;
-    const hadFocus = !active || active === document.body || this.root.contains(active);
-    const focusedKey = active && active.dataset ? active.dataset.key : null;
-    const focusedAction = active && active.dataset ? active.dataset.action : null;
-    const focusedIndex = hadFocus && !focusedKey && !focusedAction ? this.focusables().indexOf(active) : -1;
-    const root = this.root;
-    root.replaceChildren();
-    const dialogOpen = this.stopped || this.confirmLeave || this.paused || (this.showResult && this.finished);
-    const top = h(
+  bar() {
+    const s = this.state;
+    return h(
       "div",
-      { class: "table-bar" },
+      { class: "table-bar", dataset: { part: "bar" } },
       h("a", { href: "#/lobby", class: "button secondary", text: t("table.to_lobby") }),
       h("h1", { class: "table-id", text: t("table.id", { id: this.tableId }) }),
       this.frame ? h("span", { class: "hand-id", text: t("table.hand", { n: this.frame.hand_id.split("#")[1] || "1" }) }) : null,
@@ -526,65 +369,109 @@ class TableClient {
           })
         : null,
       this.leaveButton(),
-      h("span", { class: "connection" }),
+      this.frame
+        ? h(
+            "button",
+            {
+              class: "button secondary log-toggle",
+              type: "button",
+              dataset: { action: "toggle-log" },
+              "aria-expanded": s.logOpen ? "true" : "false",
+              "aria-controls": "side",
+              "aria-keyshortcuts": "L",
+              onclick: () => this.toggleLog(),
+            },
+            h("span", { class: "label", text: t("log.toggle") }),
+          )
+        : null,
+      this.frame
+        ? h(
+            "button",
+            { class: "button secondary", type: "button", dataset: { action: "mute" }, "aria-pressed": muted() ? "true" : "false", onclick: () => this.toggleMute() },
+            h("span", { "aria-hidden": "true", text: "♪ " }),
+            h("span", { class: "label", text: t("sound.mute") }),
+          )
+        : null,
+      h("span", { class: "connection", dataset: { part: "connection" } }),
     );
-    root.append(top);
+  }
+
+  render() {
+    const s = this.state;
+    const active = document.activeElement;
+    const hadFocus = !active || active === document.body || this.root.contains(active);
+    const focusedKey = active && active.dataset ? active.dataset.key : null;
+    const focusedAction = active && active.dataset ? active.dataset.action : null;
+    const focusedIndex = hadFocus && !focusedKey && !focusedAction ? this.focusables().indexOf(active) : -1;
+    const root = this.root;
+    const parts = [this.bar()];
+    let dialog = null;
+    if (s.stopped && s.stopped !== "opened_elsewhere") {
+      parts.push(this.goneBox(s.stopped));
+    } else if (!this.frame) {
+      parts.push(this.waiting());
+      if (s.stopped) dialog = this.elsewhereDialog();
+    } else {
+      parts.push(this.layout());
+      if (s.stopped) dialog = this.elsewhereDialog();
+      else if (s.confirmLeave) dialog = this.leaveDialog();
+      else if (this.paused) dialog = this.pausedDialog();
+      else if (s.showResult && this.finished) dialog = this.resultDialog();
+    }
+    if (dialog) parts.push(dialog);
+    morph(root, parts);
     this.renderStatus();
-    if (this.stopped && this.stopped !== "opened_elsewhere") {
-      root.append(this.goneBox(this.stopped));
-      return;
+    // A dialog drawn for the first time opens as a modal dialog: focus moves in (its
+    // autofocus button), the page behind is inert.
+    for (const d of root.querySelectorAll("dialog")) {
+      if (!d.open) {
+        d.showModal();
+        const again = focusedAction && d.querySelector(`[data-action="${focusedAction}"]`);
+        if (again) again.focus();
+      }
     }
-    if (!this.frame) {
-      root.append(this.waiting());
-      if (this.stopped) this.showDialog(this.elsewhereDialog(), focusedAction);
-      else if (hadFocus) this.restoreFocus(null, focusedAction, focusedIndex, active);
-      return;
-    }
+    const now = document.activeElement;
+    const lost = !now || now === document.body || !root.contains(now);
+    if (!dialog && hadFocus && lost) this.restoreFocus(focusedKey, focusedAction, focusedIndex, active);
+    this.tick();
+  }
+
+  // The table and, beside it, the log panel.
+  layout() {
+    const s = this.state;
     const frame = this.frame;
     const view = frame.view;
     const me = view.seat;
     const legal = this.legal();
-    const board = h("div", { class: "board-wrap" });
-    renderBoard(board, view, {
+    const wrap = h("div", { class: "board-wrap", dataset: { part: "board-wrap" } });
+    renderBoard(wrap, view, {
       me,
       names: frame.names,
       legal,
       onTile: me !== null && !this.paused ? (tile, key) => this.onTile(tile, key) : null,
-      selected: this.selected,
+      selected: s.selected,
       serverNow: this.serverNow(),
-      lag: this.rtt / 2,
-      focusKey: this.focusKey,
+      lag: s.rtt / 2,
+      focusKey: s.focusKey,
+      lastDiscard: lastDiscardOf(s.events),
+      callouts: this.activeCallouts(),
     });
-    root.append(board);
-    root.append(this.actions(view, legal));
-    if (this.notice) root.append(h("p", { class: "notice", dataset: { testid: "notice" }, text: this.notice }));
-    if (me !== null) root.append(this.keyHelp());
-    const side = h("div", { class: "side" });
-    side.append(this.log(frame));
-    if (this.finished) {
-      side.append(renderSettlement(this.finished.events, this.finished.names, this.finished.me, { id: "settlement" }));
-    }
-    root.append(side);
-    let dialog = null;
-    if (this.stopped) dialog = this.elsewhereDialog();
-    else if (this.confirmLeave) dialog = this.leaveDialog();
-    else if (this.paused) dialog = this.pausedDialog();
-    else if (this.showResult && this.finished) dialog = this.resultDialog();
-    if (dialog) {
-      root.append(dialog);
-      dialog.showModal(); // focus moves in; the page behind is inert
-    }
-    if (!dialogOpen && hadFocus) this.restoreFocus(focusedKey, focusedAction, focusedIndex, active);
-    else if (dialog && focusedAction) {
-      const again = dialog.querySelector(`[data-action="${focusedAction}"]`);
-      if (again) again.focus();
-    }
-    this.tick();
+    wrap.append(this.actions(view, legal));
+    const notice = s.notice ? h("p", { class: "notice", dataset: { testid: "notice", part: "notice" }, text: this.noticeText(s.notice) }) : null;
+    const side = h(
+      "aside",
+      { class: "side", id: "side", "aria-label": t("log.panel"), hidden: !s.logOpen },
+      h("button", { class: "button secondary close-log", type: "button", dataset: { action: "close-log" }, onclick: () => this.dispatch({ type: "ui:log", open: false }), text: t("log.close") }),
+      this.log(frame),
+      me !== null ? this.keyHelp() : null,
+      this.finished ? renderSettlement(this.finished.events, this.finished.names, this.finished.me, { id: "settlement", view: this.finished.view }) : null,
+    );
+    return h("div", { class: `table-layout ${s.logOpen ? "log-open" : "log-closed"}`, dataset: { part: "layout" } }, h("div", { class: "table-main", dataset: { part: "main" } }, wrap, notice), side);
   }
 
-  // After a redraw, focus goes back where it was: the same hand tile or button, else the
-  // hand's tab stop or the first action (so a keyboard player never loses the table). On
-  // opening the table, focus goes to the hand once it is dealt.
+  // After a redraw that lost the focus (its node went away): the same hand tile or button,
+  // else the hand's tab stop or the first action (so a keyboard player never loses the
+  // table). On opening the table, focus goes to the hand once it is dealt.
   restoreFocus(key, action, index, before) {
     const onBody = !before || before === document.body;
     if (key) {
@@ -612,13 +499,6 @@ class TableClient {
     return [...this.root.querySelectorAll("a[href], button, summary, input, select, [tabindex='0']")];
   }
 
-  showDialog(dialog, focusedAction) {
-    this.root.append(dialog);
-    dialog.showModal();
-    const again = focusedAction && dialog.querySelector(`[data-action="${focusedAction}"]`);
-    if (again) again.focus();
-  }
-
   // The table cannot be shown here (STOPPED, or a table that has ended): say why, and the
   // way back to the lobby.
   goneBox(code) {
@@ -641,7 +521,7 @@ class TableClient {
   elsewhereDialog() {
     return h(
       "dialog",
-      { class: "overlay", "aria-labelledby": "elsewhere-title", "aria-describedby": "elsewhere-help", dataset: { testid: "opened-elsewhere" }, oncancel: (e) => e.preventDefault() },
+      { class: "overlay", id: "dialog-elsewhere", "aria-labelledby": "elsewhere-title", "aria-describedby": "elsewhere-help", dataset: { testid: "opened-elsewhere" }, oncancel: (e) => e.preventDefault() },
       h(
         "div",
         { class: "overlay-box" },
@@ -660,7 +540,7 @@ class TableClient {
   pausedDialog() {
     const dialog = h(
       "dialog",
-      { class: "overlay", "aria-labelledby": "paused-title", oncancel: (e) => e.preventDefault() },
+      { class: "overlay", id: "dialog-paused", "aria-labelledby": "paused-title", oncancel: (e) => e.preventDefault() },
       h(
         "div",
         { class: "overlay-box" },
@@ -673,8 +553,7 @@ class TableClient {
   }
 
   dismissResult() {
-    this.showResult = false;
-    this.render();
+    this.dispatch({ type: "ui:result", show: false });
     const settlement = this.root.querySelector("#settlement");
     if (settlement) settlement.focus();
   }
@@ -691,13 +570,14 @@ class TableClient {
       me !== null ? h("p", { class: "result-score", dataset: { testid: "result-score" }, text: t("result.score", { score: score > 0 ? `+${score}` : score }) }) : null,
       this.againStatus(),
       this.totals(f),
-      renderSettlement(f.events, f.names, me),
+      renderSettlement(f.events, f.names, me, { view: f.view }),
       h("div", { class: "result-actions" }, ...this.resultActions(f)),
     );
     return h(
       "dialog",
       {
         class: "overlay",
+        id: "dialog-result",
         "aria-labelledby": "result-title",
         dataset: { testid: "result" },
         oncancel: (e) => {
@@ -751,7 +631,7 @@ class TableClient {
   // The result closed: it can be shown again, and Play again and Leave stay at hand.
   betweenHands() {
     const tf = this.table;
-    const out = [h("button", { class: "button", type: "button", dataset: { action: "show-result" }, onclick: () => { this.showResult = true; this.render(); }, text: t("result.show") })];
+    const out = [h("button", { class: "button", type: "button", dataset: { action: "show-result" }, onclick: () => this.dispatch({ type: "ui:result", show: true }), text: t("result.show") })];
     if (this.seatedHere() && tf.status === "results" && tf.play_again) {
       const pressed = tf.ready.includes(this.me());
       out.push(
@@ -806,7 +686,6 @@ class TableClient {
       location.hash = "#/lobby";
     } catch (e) {
       this.setNotice(serverMessage(e.code, e.params, e.message));
-      this.render();
     }
   }
 
@@ -816,13 +695,11 @@ class TableClient {
     try {
       await api("POST", `/api/tables/${encodeURIComponent(this.tableId)}/leave`, {});
     } catch (e) {
-      this.confirmLeave = false;
+      this.dispatch({ type: "ui:confirm-leave", open: false });
       this.setNotice(serverMessage(e.code, e.params, e.message));
-      this.render();
       return;
     }
-    if (this.practice) localStorage.setItem("mp.practice", JSON.stringify({ ...this.practice, finished: true, paused: false }));
-    this.confirmLeave = false;
+    this.dispatch({ type: "ui:left" });
     location.hash = "#/lobby";
   }
 
@@ -839,10 +716,7 @@ class TableClient {
       text: t("table.leave_hand"),
       onclick: () => {
         if (won) this.leave();
-        else {
-          this.confirmLeave = true;
-          this.render();
-        }
+        else this.dispatch({ type: "ui:confirm-leave", open: true });
       },
     });
   }
@@ -851,13 +725,10 @@ class TableClient {
     const tf = this.table;
     const timed = tf && tf.options && tf.options.clock;
     const text = timed ? (tf.rated ? t("leave.timed_rated") : t("leave.timed")) : t("leave.untimed");
-    const stay = () => {
-      this.confirmLeave = false;
-      this.render();
-    };
+    const stay = () => this.dispatch({ type: "ui:confirm-leave", open: false });
     return h(
       "dialog",
-      { class: "overlay", "aria-labelledby": "leave-title", "aria-describedby": "leave-help", dataset: { testid: "confirm-leave" }, oncancel: (e) => { e.preventDefault(); stay(); } },
+      { class: "overlay", id: "dialog-leave", "aria-labelledby": "leave-title", "aria-describedby": "leave-help", dataset: { testid: "confirm-leave" }, oncancel: (e) => { e.preventDefault(); stay(); } },
       h(
         "div",
         { class: "overlay-box" },
@@ -878,9 +749,18 @@ class TableClient {
     for (const [keys, label] of KEY_HELP) {
       list.append(h("dt", {}, ...keys.split(" ").map((k) => h("kbd", { text: k }))), h("dd", { text: t(label) }));
     }
-    const details = h("details", { class: "keys", open: this.helpOpen }, h("summary", { text: t("keys.title") }), list);
-    details.addEventListener("toggle", () => (this.helpOpen = details.open));
-    return details;
+    return h(
+      "details",
+      {
+        class: "keys",
+        open: this.state.helpOpen,
+        ontoggle: (e) => {
+          if (e.target.open !== this.state.helpOpen) this.state = update(this.state, { type: "ui:help", open: e.target.open });
+        },
+      },
+      h("summary", { text: t("keys.title") }),
+      list,
+    );
   }
 
   waiting() {
@@ -931,7 +811,7 @@ class TableClient {
       actions.append(h("button", { class: "button secondary", type: "button", dataset: { action: "leave" }, text: t("table.leave"), onclick: async () => { await this.request(`/api/tables/${encodeURIComponent(this.tableId)}/leave`); location.hash = "#/lobby"; } }));
     }
     box.append(actions);
-    if (this.notice) box.append(h("p", { class: "notice", dataset: { testid: "notice" }, text: this.notice }));
+    if (this.state.notice) box.append(h("p", { class: "notice", dataset: { testid: "notice" }, text: this.noticeText(this.state.notice) }));
     return box;
   }
 
@@ -955,15 +835,17 @@ class TableClient {
       await api("POST", path, {});
     } catch (e) {
       this.setNotice(serverMessage(e.code, e.params, e.message));
-      this.render();
     }
   }
 
   actions(view, legal) {
-    const bar = h("section", { class: "actions", "aria-label": t("actions.label") });
+    const bar = h("section", { class: "actions", "aria-label": t("actions.label"), dataset: { part: "actions" } });
     const me = view.seat;
-    if (me === null) return bar;
-    const waiting = this.sentFor === this.key();
+    if (me === null) {
+      bar.append(h("span", { class: "phase", dataset: { testid: "phase" }, text: phaseText(view, me, this.frame.names) }));
+      return bar;
+    }
+    const waiting = this.state.sentFor === this.key();
     // A button with its key shown (and announced through aria-keyshortcuts).
     const button = (action, text, body, key) =>
       h(
@@ -984,12 +866,11 @@ class TableClient {
     if (of("choose_exchange").length) {
       const choice = this.exchangeChoice();
       bar.append(
-        h("span", { class: "hint", text: t("actions.exchange_hint", { n: this.selected.size }) }),
+        h("span", { class: "hint", text: t("actions.exchange_hint", { n: this.state.selected.length }) }),
         button("exchange", t("actions.exchange"), choice ? { type: "choose_exchange", tiles: choice.tiles } : null, "E"),
       );
     }
     if (of("declare_missing").length) {
-      bar.append(h("span", { class: "hint", text: t("actions.missing_hint") }));
       ["m", "p", "s"].forEach((suit, i) =>
         bar.append(button(`missing-${suit}`, t("actions.missing", { suit: suitLabel(suit) }), { type: "declare_missing", suit }, String(i + 1))),
       );
@@ -999,20 +880,20 @@ class TableClient {
     if (of("pung").length) bar.append(button("pung", t("actions.pung"), { type: "pung" }, "P"));
     if (of("claim_kong").length) bar.append(button("claim_kong", t("actions.claim_kong"), { type: "claim_kong" }, "K"));
     if (of("pass").length) bar.append(button("pass", t("actions.pass"), { type: "pass" }, "N"));
-    if (of("discard").length) bar.append(h("span", { class: "hint", text: t("actions.discard_hint") }));
-    if (!legal.length && view.phase !== "ended") bar.append(h("span", { class: "hint", text: phaseText(view, me, this.frame.names) }));
     if (waiting) bar.append(h("span", { class: "hint", text: t("actions.sent") }));
-    if (view.phase === "ended" && this.finished && !this.showResult) bar.append(...this.betweenHands());
+    if (view.phase === "ended" && this.finished && !this.state.showResult) bar.append(...this.betweenHands());
     return bar;
   }
 
   log(frame) {
-    // Not a live region: it is redrawn with every frame. News goes to the announcer.
-    const list = h("ol", { class: "log", tabindex: "0", "aria-labelledby": "log-title" });
-    const events = [...this.events.values()].sort((a, b) => a.seq - b.seq);
-    const lines = events.map((e) => describe(e, frame)).filter(Boolean).slice(-30);
+    // Not a live region: news goes to the announcer.
+    const list = h("ol", { class: "log", tabindex: "0", "aria-labelledby": "log-title", dataset: { part: "log" } });
+    const lines = this.state.events.map((e) => describe(e, frame)).filter(Boolean).slice(-60);
     lines.forEach((line) => list.append(h("li", { text: line })));
-    requestAnimationFrame(() => (list.scrollTop = list.scrollHeight));
+    requestAnimationFrame(() => {
+      const shown = this.root.querySelector(".log");
+      if (shown) shown.scrollTop = shown.scrollHeight;
+    });
     return h("section", { class: "log-box", "aria-labelledby": "log-title" }, h("h2", { id: "log-title", text: t("log.label") }), list);
   }
 }

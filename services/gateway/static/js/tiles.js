@@ -2,6 +2,7 @@
 // circles and bamboo; the characters suit shows its rank and 萬). Every tile carries a
 // screen-reader label such as "5 bamboo" and a small corner index (rank + suit letter), so
 // suits differ by shape and text, not by colour alone.
+import { listen } from "./dom.js";
 import { t } from "./i18n.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -59,7 +60,7 @@ function el(name, attrs, parent) {
 }
 
 function face(tile) {
-  const svg = el("svg", { viewBox: "0 0 60 80", "aria-hidden": "true", focusable: "false" });
+  const svg = el("svg", { viewBox: "0 0 60 80", "aria-hidden": "true", focusable: "false", "data-face": tile });
   el("rect", { x: 1, y: 1, width: 58, height: 78, rx: 7, class: "tile-face" }, svg);
   const rank = Number(tile[0]);
   const suit = tile[1];
@@ -115,14 +116,14 @@ export function tileElement(tile, { onClick, small = false, extraClass = "", lab
     node.appendChild(face(tile));
     node.dataset.tile = tile;
   } else {
-    const svg = el("svg", { viewBox: "0 0 60 80", "aria-hidden": "true", focusable: "false" });
+    const svg = el("svg", { viewBox: "0 0 60 80", "aria-hidden": "true", focusable: "false", "data-face": "back", preserveAspectRatio: "none" });
     el("rect", { x: 1, y: 1, width: 58, height: 78, rx: 7, class: "tile-back-face" }, svg);
     node.appendChild(svg);
   }
   if (onClick) {
     node.type = "button";
     if (pressed !== undefined) node.setAttribute("aria-pressed", pressed ? "true" : "false");
-    node.addEventListener("click", onClick);
+    listen(node, "click", onClick);
   }
   return node;
 }
