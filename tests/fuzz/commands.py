@@ -9,8 +9,8 @@ and every command type in every phase. A share are legal actions with one field 
 the near misses most likely to slip through a check.
 
 ``check_rejection`` is what every refusal must look like: a ``Rejection`` with a stable code
-from the engine's catalogue (``CODES``, read from its source), a non-empty reason and
-string or int params.
+from the engine's catalogue (``CODES``, its closed set in ``schemas/codes.py``), a non-empty
+reason and string or int params.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import msgspec
 from hypothesis import strategies as st
 
 from schemas import commands as cmd
+from schemas.codes import RuleCode, members
 from services.rules.hand import legal_actions
 from services.rules.state import HandState, pending_seats
 from services.rules.tiles import NAMES
@@ -54,18 +55,8 @@ BAD_SEATS = (-1, 4, 5, 7, 100, -100, 2**31, -(2**63))
 STALE_HANDS = ("other#1", "fuzz#0", "#", "x" * 200)
 
 
-def _catalogue() -> list[re.Pattern[str]]:
-    """Every rejection code the rules engine can give, read from its source: each
-    ``_reject("code", ...)``; an f-string code such as ``f"no_{claim}"`` becomes a pattern."""
-    patterns = []
-    for name in ("hand.py", "clock.py", "pause.py"):
-        text = (ROOT / "services" / "rules" / name).read_text()
-        for code in re.findall(r'_reject\(\s*f?"([^"]+)"', text):
-            patterns.append(re.compile(re.sub(r"\{[^}]*\}", "[a-z]+", code)))
-    return patterns
-
-
-CODES = _catalogue()
+CODES = members(RuleCode)
+"""Every rejection code the rules engine can give: its closed set in ``schemas/codes.py``."""
 CODE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -73,7 +64,7 @@ def check_rejection(result: object) -> str:
     """``result`` is a clean refusal: returns its code."""
     assert isinstance(result, cmd.Rejection), result
     assert isinstance(result.code, str) and CODE_RE.match(result.code), result
-    assert any(p.fullmatch(result.code) for p in CODES), f"code not in the catalogue: {result}"
+    assert result.code in CODES, f"code not in the catalogue: {result}"
     assert isinstance(result.reason, str) and result.reason.strip(), result
     assert isinstance(result.params, dict), result
     for key, value in result.params.items():
