@@ -18,21 +18,12 @@ from dataclasses import dataclass, field
 
 from schemas import commands as cmd
 from schemas.views import SeatView
-from services.rules import INDEX, NUM_TYPES, SUITS, suit_keys
+from services.rules import INDEX, NUM_TYPES, SUITS, Meld, suit_keys
 
-
-@dataclass(slots=True)
-class MeldInfo:
-    """A declared group: ``kind`` is pung, concealed, added or exposed (the last three: kongs)."""
-
-    kind: str
-    tile: int
-    from_seat: int | None = None
-
-    @property
-    def size(self) -> int:
-        """Tiles in the group: 3 for a pung, 4 for a kong."""
-        return 3 if self.kind == "pung" else 4
+MeldInfo = Meld
+"""A declared group, the record the rules engine keeps: ``kind`` is pung, concealed, added or
+exposed (the last three: kongs), ``tile``, ``from_seat``; ``size`` is 3 for a pung, 4 for a
+kong. Every group is public, so the seat sees it as the server does."""
 
 
 @dataclass(slots=True, frozen=True)

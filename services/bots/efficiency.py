@@ -46,6 +46,15 @@ def digit(key: int, rank: int) -> int:
     return (key // POW5[rank]) % 5
 
 
+def lowest_tile(key: int) -> tuple[int, int, int, int]:
+    """A non-empty suit's lowest held rank and how many it holds of that rank and the next
+    two (0 past the nine): the tile every split starts from, and its sequence neighbours."""
+    r = 0
+    while digit(key, r) == 0:
+        r += 1
+    return r, digit(key, r), digit(key, r + 1) if r < 8 else 0, digit(key, r + 2) if r < 7 else 0
+
+
 def _pareto(splits: list[Split]) -> tuple[Split, ...]:
     """Keep the splits not beaten by another with as many melds and blocks and the same head."""
     best: list[Split] = []
@@ -60,12 +69,7 @@ def splits(key: int) -> tuple[Split, ...]:
     got = _SPLITS.get(key)
     if got is not None:
         return got
-    r = 0
-    while digit(key, r) == 0:
-        r += 1
-    c = digit(key, r)
-    c1 = digit(key, r + 1) if r < 8 else 0
-    c2 = digit(key, r + 2) if r < 7 else 0
+    r, c, c1, c2 = lowest_tile(key)
     p, p1, p2 = POW5[r], POW5[r + 1] if r < 8 else 0, POW5[r + 2] if r < 7 else 0
     # (rest of the key, melds, taatsu, heads) for each way of using the lowest tile
     moves = [(key - p, 0, 0, 0)]  # the tile stays alone
@@ -99,12 +103,7 @@ def _vector(key: int) -> tuple[int, ...]:
     """
     if key == 0:
         return _EMPTY
-    r = 0
-    while digit(key, r) == 0:
-        r += 1
-    c = digit(key, r)
-    c1 = digit(key, r + 1) if r < 8 else 0
-    c2 = digit(key, r + 2) if r < 7 else 0
+    r, c, c1, c2 = lowest_tile(key)
     p = POW5[r]
     v = list(_VECTORS[vector_id(key - p)])  # the tile stays alone
     block_moves: list[tuple[int, int]] = []  # (rest of the key, value of the block)

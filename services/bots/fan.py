@@ -114,14 +114,8 @@ def targets(
     return out
 
 
-def free_value(
-    hand: Sequence[int],
-    keys: Sequence[int],
-    suits: tuple[int, int],
-    melds: Sequence[tuple[int, int]],
-) -> int:
-    """The best value among the targets no further away than the plain standard form: what
-    the hand can pay without costing any speed."""
-    options = targets(hand, keys, suits, melds)
+def free_value(options: Sequence[Target]) -> int:
+    """The best value among a hand's ``targets`` no further away than the plain standard form
+    (the first): what the hand can pay without costing any speed."""
     plain = options[0].needed
     return max(t.value for t in options if t.needed <= plain)

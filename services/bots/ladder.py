@@ -100,8 +100,21 @@ class Standing:
     seat_hands: int
 
 
+class Timed:
+    """A record of hands played in ``seconds`` of wall-clock time, and their speed."""
+
+    __slots__ = ()
+    hands: int
+    seconds: float
+
+    @property
+    def hands_per_s(self) -> float:
+        """Hands per second of wall-clock time."""
+        return self.hands / self.seconds if self.seconds else 0.0
+
+
 @dataclass(frozen=True, slots=True)
-class LadderResult:
+class LadderResult(Timed):
     """The standings (best first), how many hands and deals, and how fast they ran."""
 
     standings: list[Standing]
@@ -109,11 +122,6 @@ class LadderResult:
     deals: int
     seconds: float
     cpu_seconds: float
-
-    @property
-    def hands_per_s(self) -> float:
-        """Hands per second of wall-clock time."""
-        return self.hands / self.seconds if self.seconds else 0.0
 
     def ordered(self, order: Sequence[str]) -> bool:
         """Whether the strengths in ``order`` (best first) have strictly separated intervals."""
@@ -169,18 +177,13 @@ def run_ladder(
 
 
 @dataclass(frozen=True, slots=True)
-class Throughput:
+class Throughput(Timed):
     """Self-play speed: hands, decisions, wall-clock and CPU seconds."""
 
     hands: int
     decisions: int
     seconds: float
     cpu_seconds: float
-
-    @property
-    def hands_per_s(self) -> float:
-        """Hands per second of wall-clock time."""
-        return self.hands / self.seconds if self.seconds else 0.0
 
     @property
     def hands_per_cpu_s(self) -> float:

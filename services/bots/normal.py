@@ -135,7 +135,7 @@ class NormalBot(Bot):
 
     def respond(self, view: BotView, options: Choices) -> cmd.HandCommand:
         if options.hu:
-            return hu(view)
+            return hu(view) if self.takes_win(view) else passing(view)
         if view.window is None or view.window[0] != "discard":
             return passing(view)
         t = view.window[1]
@@ -143,9 +143,17 @@ class NormalBot(Bot):
         now = hand.shanten()
         if options.claim_kong and hand.shanten(hand.without(t, 3), hand.groups - 1) <= now:
             return claim_kong(view)
-        if options.pung and self.pung_shanten(hand, t) < now:
+        if options.pung and self.pung_helps(view, hand, t, now):
             return pung(view)
         return passing(view)
+
+    def takes_win(self, view: BotView) -> bool:
+        """Whether to win on the open window's tile: always."""
+        return True
+
+    def pung_helps(self, view: BotView, hand: Efficiency, t: int, now: int) -> bool:
+        """Pung the window's discard ``t`` only when that lowers the shanten ``now``."""
+        return self.pung_shanten(hand, t) < now
 
     @staticmethod
     def pung_shanten(hand: Efficiency, t: int) -> int:

@@ -33,10 +33,10 @@ from collections.abc import Sequence
 
 from schemas import commands as cmd
 from services.bots import efficiency as eff
-from services.bots.bot import Choices, claim_kong, discard, hu, kong, passing, pung
+from services.bots.bot import Choices, discard, hu, kong
 from services.bots.botview import BotView
 from services.bots.danger import Threat, danger, pressure, shown_clean, threats
-from services.bots.fan import free_value, pure_distance
+from services.bots.fan import free_value, pure_distance, targets
 from services.bots.normal import Efficiency, NormalBot, unseen_counts
 from services.rules import POW5, connectedness, winning_tiles
 
@@ -160,7 +160,7 @@ class StrongBot(NormalBot):
             after[t] -= 1
             keys = list(view.keys)
             keys[hand.a], keys[hand.b] = ka, kb
-            value = free_value(after, keys, suits, melds)
+            value = free_value(targets(after, keys, suits, melds))
             scored.append((deep, value.bit_length() - 1, t))
         top = max(d for d, _, _ in scored) or 1.0
 
@@ -198,19 +198,9 @@ class StrongBot(NormalBot):
 
     # --- windows -------------------------------------------------------------------------
 
-    def respond(self, view: BotView, options: Choices) -> cmd.HandCommand:
-        if options.hu:
-            return passing(view) if self.hunts_self_draw(view) else hu(view)
-        if view.window is None or view.window[0] != "discard":
-            return passing(view)
-        t = view.window[1]
-        hand = Efficiency(view, self.remaining(view))
-        now = hand.shanten()
-        if options.claim_kong and hand.shanten(hand.without(t, 3), hand.groups - 1) <= now:
-            return claim_kong(view)
-        if options.pung and self.pung_helps(view, hand, t, now):
-            return pung(view)
-        return passing(view)
+    def takes_win(self, view: BotView) -> bool:
+        """Whether to win on the open window's tile: not while it hunts a self-draw."""
+        return not self.hunts_self_draw(view)
 
     @staticmethod
     def hunts_self_draw(view: BotView) -> bool:
@@ -225,8 +215,7 @@ class StrongBot(NormalBot):
         waits = winning_tiles(view.keys, len(view.melds[view.seat]), missing)
         return sum(view.unseen(t) for t in waits) - 1 >= SELF_DRAW_OUTS
 
-    @staticmethod
-    def pung_helps(view: BotView, hand: Efficiency, t: int, now: int) -> bool:
+    def pung_helps(self, view: BotView, hand: Efficiency, t: int, now: int) -> bool:
         """Pung when it lowers the shanten, or keeps it and is clearly better two steps deep."""
         ka, kb = hand.without(t, 2)
         g = hand.groups - 1

@@ -7,7 +7,8 @@ The hand:
     ``start_hand(table_id, hand_id, deal, ...)`` → (state, opening events);
     ``decide(state, command)`` → events or a ``Rejection`` (pure); ``handle`` the same, in
     place, for the hand's single writer; ``apply(state, event)``, ``replay(events)``;
-    ``legal_actions(state, seat)``, ``pending_seats(state)``; ``HandState``, ``ReplayError``.
+    ``legal_actions(state, seat)``, ``pending_seats(state)``; ``HandState``, ``ReplayError``;
+    ``Meld``, a declared group as ``HandState.melds`` records it.
 §1 tiles, seats and the shuffle: ``NAMES``, ``INDEX``, ``SUITS``, ``NUM_TYPES``,
     ``format_tiles``, ``DIRECTION_STEP``, ``shuffle``, ``Deal``, ``commitment``, ``SEED_BYTES``.
 §4 fan, for bots and hints: ``POW5``, ``suit_keys``, ``winning_tiles``.
@@ -28,7 +29,7 @@ from services.rules.scenario import first_difference
 from services.rules.scenario import run as run_scenario
 from services.rules.selfplay import connectedness, random_seed
 from services.rules.shuffle import SEED_BYTES, Deal, commitment, shuffle
-from services.rules.state import HandState, ReplayError, pending_seats
+from services.rules.state import HandState, Meld, ReplayError, pending_seats
 from services.rules.table import (
     COMPUTER,
     first_seats,
@@ -53,6 +54,7 @@ __all__ = [
     "SUITS",
     "Deal",
     "HandState",
+    "Meld",
     "ReplayError",
     "apply",
     "check_time",
