@@ -17,8 +17,8 @@ Two loops do the reading:
   says.
 
 The members that follow ``table.events`` (clock, computer players) share more:
-``services.table.tail.HandFollower``. docs/architecture.md ("Services and topics") has the table of which
-service reads and writes which topic.
+``services.table.tail.HandFollower``. docs/architecture.md ("Services and topics") has the
+table of which service reads and writes which topic.
 """
 
 from __future__ import annotations
