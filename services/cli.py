@@ -9,12 +9,12 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from services.rules import commitment, first_difference, format_tiles, run_scenario, shuffle
-from services.runtime.config import add_log_options, opened_log
+from services.runtime.config import add_log_command, opened_log
 from services.runtime.ops import add_ops_options, configure_logging, exit_cleanly_on_sigterm
 from services.runtime.serve import serve
 
@@ -308,6 +308,22 @@ def cmd_lobby_projector(args: argparse.Namespace) -> int:
     return serve(args, "lobby-projector", lambda log: LobbyProjection(log, dsn))
 
 
+def _consumer_parser(
+    sub: Any,
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    *,
+    group: str,
+    help: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    """The subcommand of a service that consumes the log in its own consumer group: the log's
+    options and ``--group`` (default ``group``); the caller adds the rest."""
+    p = add_log_command(sub, name, func, help=help, description=description)
+    p.add_argument("--group", default=group, help=f"consumer group (default {group})")
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mahjong-planet",
@@ -345,39 +361,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write", action="store_true")
     p.set_defaults(func=cmd_schemas)
 
-    p = sub.add_parser(
+    p = add_log_command(
+        sub,
         "topics",
+        cmd_topics,
         help="create the topics",
         description="Create every topic with its partitions and retention (idempotent) and "
         "list them.",
     )
-    add_log_options(p)
-    p.set_defaults(func=cmd_topics)
 
-    p = sub.add_parser(
+    p = _consumer_parser(
+        sub,
         "table",
+        cmd_table,
+        group="table-service",
         help="run the table service",
         description="Consume table.commands, decide with the rules engine and append to "
         "table.events exactly once. Stops cleanly on SIGTERM or SIGINT.",
     )
-    add_log_options(p)
-    p.add_argument(
-        "--group", default="table-service", help="consumer group (default table-service)"
-    )
     add_ops_options(p)
-    p.set_defaults(func=cmd_table)
 
-    p = sub.add_parser(
+    p = _consumer_parser(
+        sub,
         "clock",
+        cmd_clock,
+        group="clock-service",
         help="run the clock service",
         description="Follow table.events, keep the deadline of every timed decision "
         "(RULES.md §8 clocks), and send the seat's timeout to table.commands when it passes. "
         "On start it rebuilds the running clocks from the log and fires at once whatever "
         "passed while it was down. Stops cleanly on SIGTERM or SIGINT.",
-    )
-    add_log_options(p)
-    p.add_argument(
-        "--group", default="clock-service", help="consumer group (default clock-service)"
     )
     p.add_argument(
         "--table-group",
@@ -385,10 +398,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the table service's consumer group, to find timeouts it has not read yet",
     )
     add_ops_options(p)
-    p.set_defaults(func=cmd_clock)
 
-    p = sub.add_parser(
+    p = _consumer_parser(
+        sub,
         "matchmaking",
+        cmd_matchmaking,
+        group="matchmaking",
         help="run the matchmaking service",
         description="Consume match.requests (create, join and leave tables, fill with "
         "computers, Quick Play), decide them against the whole lobby, and append lobby.events "
@@ -396,21 +411,19 @@ def build_parser() -> argparse.ArgumentParser:
         "whose ratings lie within everyone's allowed gap (±50, 10 points wider per second "
         "waited, no cap). Stops cleanly on SIGTERM or SIGINT.",
     )
-    add_log_options(p)
-    p.add_argument("--group", default="matchmaking", help="consumer group (default matchmaking)")
     add_ops_options(p)
-    p.set_defaults(func=cmd_matchmaking)
 
-    p = sub.add_parser(
+    p = _consumer_parser(
+        sub,
         "bots",
+        cmd_bots,
+        group="bots",
         help="run the computer players' service",
         description="Follow table.events and play every computer seat (players named "
         "computer:<strength>:<n>): the seat's view goes to a bot of that strength, whose "
         "command is sent after the table's pace. Rebuilds from the active hands on start. "
         "Stops cleanly on SIGTERM or SIGINT.",
     )
-    add_log_options(p)
-    p.add_argument("--group", default="bots", help="consumer group (default bots)")
     p.add_argument(
         "--pace",
         choices=["instant", "fast", "normal", "slow"],
@@ -418,29 +431,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="override every table's pace (default: each table's own)",
     )
     add_ops_options(p)
-    p.set_defaults(func=cmd_bots)
 
-    p = sub.add_parser(
+    p = add_log_command(
+        sub,
         "lobby-projector",
+        cmd_lobby_projector,
         help="project lobby.events into PostgreSQL (the lobby list)",
         description="Follow lobby.events and keep the PostgreSQL tables lobby.tables (open and "
         "playing tables; never invite codes) and lobby.position up to date, exactly once. "
         "Migrations are applied at start.",
     )
-    add_log_options(p)
     p.add_argument("--postgres", metavar="DSN", help="PostgreSQL DSN (or MAHJONG_POSTGRES_DSN)")
     add_ops_options(p)
-    p.set_defaults(func=cmd_lobby_projector)
 
-    p = sub.add_parser(
+    p = add_log_command(
+        sub,
         "simulate",
+        cmd_simulate,
         help="play hands between simulated players through the service path",
         description="Start hands at simulated tables and play them with computer players "
         "(services.bots, deciding from their seat views) by sending commands to "
         "table.commands and reading table.events. Runs the table service in-process unless "
         "told otherwise.",
     )
-    add_log_options(p)
     p.add_argument("--hands", type=int, default=100, help="hands to play (default 100)")
     p.add_argument("--tables", type=int, default=20, help="tables at once (default 20)")
     p.add_argument(
@@ -455,17 +468,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not run a table service here (one is running against the same log)",
     )
-    p.set_defaults(func=cmd_simulate)
 
-    p = sub.add_parser(
+    p = add_log_command(
+        sub,
         "audit",
+        cmd_audit,
         help="re-verify every finished hand in the log",
         description="Read table.events and check every finished hand: the revealed seed "
         "matches its commitment, the wall re-derived from the seed matches the deal, and "
         "re-deciding every recorded decision with the rules engine reproduces every event, "
         "payment and final score. Prints a summary; exits 1 on any mismatch.",
     )
-    add_log_options(p)
     p.add_argument(
         "--processes",
         type=int,
@@ -480,22 +493,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TABLE_ID",
         help="audit only the hands of this table (repeatable; default: every table)",
     )
-    p.set_defaults(func=cmd_audit)
 
-    p = sub.add_parser(
+    p = add_log_command(
+        sub,
         "run",
+        cmd_run,
         help="run the platform in one process",
         description="Run every service in this process on the embedded log (default ./data) "
         "or on Kafka: table, clock, matchmaking, bots, rating, history and the gateway, which "
         "serves the web client at http://127.0.0.1:8000/ (--host, --port).",
     )
-    add_log_options(p)
     from services.gateway.cli import add_gateway_options
     from services.gateway.cli import add_parsers as add_gateway_parsers
 
     add_gateway_options(p)  # --host, --port (default 127.0.0.1:8000)
     add_ops_options(p, metrics=False, log_default="text")  # metrics: the gateway's /metrics
-    p.set_defaults(func=cmd_run)
     add_gateway_parsers(sub)  # `gateway`
     add_ops_options(sub.choices["gateway"], metrics=False)  # /metrics on its own port
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from services.gateway.config import ADMIN_TOKEN_ENV, DEFAULT_HOST, DEFAULT_PORT, GatewayConfig
-from services.runtime.config import DEFAULT_DATA, add_log_options, open_log
+from services.runtime.config import DEFAULT_DATA, add_log_command, open_log
 from services.runtime.log import EventLog
 
 
@@ -98,8 +98,10 @@ def cmd_gateway(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Add ``gateway`` to the ``mahjong-planet`` subcommands."""
-    p = sub.add_parser(
+    p = add_log_command(
+        sub,
         "gateway",
+        cmd_gateway,
         help="run the gateway and serve the web client",
         description="Serve the REST API (OpenAPI at /schema/openapi.json), the table WebSocket "
         "(/ws) and the web client (/) on one port. Follows table.events, table.replies, "
@@ -110,6 +112,4 @@ def add_parsers(sub: Any) -> None:
         "for development (the other services run in other processes on Kafka, or all in "
         "`mahjong-planet run`). Stops cleanly on SIGTERM or SIGINT.",
     )
-    add_log_options(p)
     add_gateway_options(p)
-    p.set_defaults(func=cmd_gateway)

@@ -9,7 +9,7 @@ from typing import Any
 
 from services.history.store import open_store
 from services.rating.store import DSN_ENV, postgres_dsn
-from services.runtime.config import DEFAULT_DATA, add_log_options, opened_log
+from services.runtime.config import DEFAULT_DATA, add_log_options, add_store_options, opened_log
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -68,15 +68,6 @@ def add_parsers(sub: Any) -> argparse.ArgumentParser:
         help="serve (default): run the projection; rebuild: compare it with the log",
     )
     add_log_options(p)
-    p.add_argument(
-        "--postgres",
-        metavar="DSN",
-        default=None,
-        help=f"the history store in PostgreSQL (also: {' or '.join(DSN_ENV)}); without one, "
-        "history.sqlite3 in the --data folder",
-    )
-    p.add_argument(
-        "--pg-schema", default="history", help="PostgreSQL schema of the tables (default history)"
-    )
+    add_store_options(p, "history", "history.sqlite3", "history", DSN_ENV)
     p.set_defaults(func=cmd_history)
     return p

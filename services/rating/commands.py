@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from services.rating.store import DSN_ENV, RatingStore, open_store, postgres_dsn
-from services.runtime.config import DEFAULT_DATA, add_log_options, opened_log
+from services.runtime.config import DEFAULT_DATA, add_log_command, add_store_options, opened_log
 from services.runtime.topics import RATING_RESULTS
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -108,16 +108,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--postgres",
-        metavar="DSN",
-        default=None,
-        help=f"the rating store in PostgreSQL (also: {' or '.join(DSN_ENV)}); without one, "
-        "ratings.sqlite3 in the --data folder",
-    )
-    parser.add_argument(
-        "--pg-schema", default="rating", help="PostgreSQL schema of the tables (default rating)"
-    )
+    add_store_options(parser, "rating", "ratings.sqlite3", "rating", DSN_ENV)
+
+
+def _read_options(parser: argparse.ArgumentParser) -> None:
+    """The store a read-only tool opens (without the log's options) and the variant it reads."""
+    parser.add_argument("--data", metavar="DIR", default=None, help="the embedded store's folder")
+    _store_options(parser)
+    parser.add_argument("--variant", default="sichuan", help="rating variant (default sichuan)")
 
 
 def _topic_option(parser: argparse.ArgumentParser) -> None:
@@ -128,8 +126,10 @@ def _topic_option(parser: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: Any) -> None:
     """Add ``rating`` and ``ratings`` to the ``mahjong-planet`` subcommands."""
-    p = sub.add_parser(
+    p = add_log_command(
+        sub,
         "rating",
+        cmd_rating,
         help="run the rating service",
         description="Read rating.results in log order and apply each rated hand's result to "
         "the ratings (RULES.md §9) exactly once: every batch is one store transaction that "
@@ -138,10 +138,8 @@ def add_parsers(sub: Any) -> None:
         "PostgreSQL with --postgres (migrations applied at start), else SQLite in the --data "
         "folder. Logs to stderr; stops cleanly on SIGTERM or SIGINT.",
     )
-    add_log_options(p)
     _store_options(p)
     _topic_option(p)
-    p.set_defaults(func=cmd_rating)
 
     p = sub.add_parser(
         "ratings",
@@ -150,8 +148,10 @@ def add_parsers(sub: Any) -> None:
     )
     tools = p.add_subparsers(dest="ratings_command", required=True, metavar="TOOL")
 
-    t = tools.add_parser(
+    t = add_log_command(
+        tools,
         "recompute",
+        cmd_recompute,
         help="rebuild every rating from the log and compare with the live tables",
         description="Fold rating.results from offset 0 up to the live position into fresh "
         "tables (PostgreSQL: schema <schema>_recompute; SQLite: ratings-recompute.sqlite3) and "
@@ -161,7 +161,6 @@ def add_parsers(sub: Any) -> None:
         "1 on any difference, and when the live position is behind the log's end (BEHIND: "
         "records wait that the rating service has not applied; it is stuck or slow).",
     )
-    add_log_options(t)
     _store_options(t)
     _topic_option(t)
     t.add_argument(
@@ -172,7 +171,6 @@ def add_parsers(sub: Any) -> None:
         help="wait this long for the live position to reach the log's end before comparing "
         "(default 10)",
     )
-    t.set_defaults(func=cmd_recompute)
 
     t = tools.add_parser(
         "show",
@@ -181,9 +179,7 @@ def add_parsers(sub: Any) -> None:
         "changes (newest first). A player without a rated hand is at 1500, provisional.",
     )
     t.add_argument("player", metavar="PLAYER")
-    t.add_argument("--data", metavar="DIR", default=None, help="the embedded store's folder")
-    _store_options(t)
-    t.add_argument("--variant", default="sichuan", help="rating variant (default sichuan)")
+    _read_options(t)
     t.add_argument("--history", type=int, default=20, help="changes to show (default 20)")
     t.add_argument("--json", action="store_true", help="print JSON")
     t.set_defaults(func=cmd_show)
@@ -194,9 +190,7 @@ def add_parsers(sub: Any) -> None:
         description="Print the established (non-provisional) players by rating, highest "
         "first; ties by player id.",
     )
-    t.add_argument("--data", metavar="DIR", default=None, help="the embedded store's folder")
-    _store_options(t)
-    t.add_argument("--variant", default="sichuan", help="rating variant (default sichuan)")
+    _read_options(t)
     t.add_argument("--limit", type=int, default=20, help="lines (default 20)")
     t.add_argument("--offset", type=int, default=0, help="skip this many first")
     t.add_argument("--json", action="store_true", help="print JSON")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from services.runtime.log import EventLog
 from services.runtime.topics import TOPICS
@@ -27,6 +28,43 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         default=None,
         help="use Apache Kafka at HOST:PORT instead (also: KAFKA_BOOTSTRAP_SERVERS)",
+    )
+
+
+def add_log_command(
+    sub: Any,
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    """The subcommand ``name`` of a command that works on the event log: its parser, with the
+    log's options (``add_log_options``), running ``func``; the caller adds the rest."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=description)
+    add_log_options(parser)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_store_options(
+    parser: argparse.ArgumentParser,
+    store: str,
+    sqlite_file: str,
+    schema: str,
+    dsn_env: Sequence[str],
+) -> None:
+    """``--postgres DSN`` and ``--pg-schema`` of a service's store (without a DSN: the SQLite
+    file ``sqlite_file`` in the --data folder); ``store`` names it in the help."""
+    parser.add_argument(
+        "--postgres",
+        metavar="DSN",
+        default=None,
+        help=f"the {store} store in PostgreSQL (also: {' or '.join(dsn_env)}); without one, "
+        f"{sqlite_file} in the --data folder",
+    )
+    parser.add_argument(
+        "--pg-schema", default=schema, help=f"PostgreSQL schema of the tables (default {schema})"
     )
 
 

@@ -18,6 +18,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 from prometheus_client import Counter, Histogram
@@ -243,13 +244,9 @@ class TableService(GroupMember):
                 self._tell_lobby(
                     txn,
                     table,
-                    PlayerWon(
-                        player="table-service",
-                        request_id=f"won:{table.state.hand_id}:{won.seat}",
-                        table_id=table.table_id,
-                        hand_id=table.state.hand_id,
-                        winner=table.state.players[won.seat],
-                    ),
+                    PlayerWon,
+                    f"won:{table.state.hand_id}:{won.seat}",
+                    winner=table.state.players[won.seat],
                 )
         if table.state.phase == "ended":
             HANDS.labels("ended").inc()
@@ -261,19 +258,29 @@ class TableService(GroupMember):
                 self._tell_lobby(
                     txn,
                     table,
-                    TableFinished(
-                        player="table-service",
-                        request_id=f"finished:{table.state.hand_id}",
-                        table_id=table.table_id,
-                        hand_id=table.state.hand_id,
-                        players=list(table.state.players),
-                        points=list(table.state.scores),
-                    ),
+                    TableFinished,
+                    f"finished:{table.state.hand_id}",
+                    players=list(table.state.players),
+                    points=list(table.state.scores),
                 )
 
     def _tell_lobby(
-        self, txn: Transaction, table: Table, request: TableFinished | PlayerWon
+        self,
+        txn: Transaction,
+        table: Table,
+        kind: type[TableFinished] | type[PlayerWon],
+        request_id: str,
+        **fields: Any,
     ) -> None:
+        """Send matchmaking a request of the table service about the table's current hand."""
+        assert table.state is not None
+        request = kind(
+            player="table-service",
+            request_id=request_id,
+            table_id=table.table_id,
+            hand_id=table.state.hand_id,
+            **fields,
+        )
         body = encode(RequestEnvelope(request=request))
         txn.send_soon(Outgoing(MATCH_REQUESTS, table.table_id, body, 0))
 
