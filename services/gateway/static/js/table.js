@@ -94,29 +94,6 @@ class TableClient {
     this.render();
   }
 
-  // The state's parts the view reads most.
-  get frame() {
-    return this.state.frame;
-  }
-  get table() {
-    return this.state.table;
-  }
-  get welcome() {
-    return this.state.welcome;
-  }
-  get finished() {
-    return this.state.finished;
-  }
-  get handId() {
-    return this.state.handId;
-  }
-  get practice() {
-    return this.state.practice;
-  }
-  get paused() {
-    return this.state.paused;
-  }
-
   connect() {
     this.socket.connect();
   }
@@ -896,6 +873,15 @@ class TableClient {
     });
     return h("section", { class: "log-box", "aria-labelledby": "log-title" }, h("h2", { id: "log-title", text: t("log.label") }), list);
   }
+}
+
+// The state's parts the view reads most, read through to the one state object.
+for (const part of ["frame", "table", "welcome", "finished", "handId", "practice", "paused"]) {
+  Object.defineProperty(TableClient.prototype, part, {
+    get() {
+      return this.state[part];
+    },
+  });
 }
 
 function describe(e, frame) {
