@@ -30,6 +30,7 @@ def test_soak_with_kills_and_server_restarts_loses_nothing(tmp_path: Path) -> No
     config = SoakConfig(
         minutes=float(os.environ.get("SOAK_TEST_MINUTES", "2.5")),
         kill_every_s=18.0,
+        min_kills=4,
         kafka_port=int(os.environ.get("SOAK_KAFKA_PORT", "29192")),
         pg_port=int(os.environ.get("SOAK_PG_PORT", "25532")),
         workdir=tmp_path / "soak",
@@ -48,8 +49,8 @@ def test_soak_with_kills_and_server_restarts_loses_nothing(tmp_path: Path) -> No
     assert result["passed"], report
 
     kinds = Counter(f["kind"] for f in result["faults"] if f.get("phase") != "up")
-    # About one kill every 18 s of the 150 s, less the time the broker's restart holds the
-    # fault loop (20 s on a quiet machine, over a minute on a busy one).
+    # About one kill every 18 s of the 150 s; the faults go on until four kills and both
+    # restarts are done, however long a restart holds the fault loop on a busy machine.
     assert kinds["kill -9"] >= 4, kinds
     assert kinds["broker restart"] == 1 and kinds["postgres restart"] == 1, kinds
     assert sum(result["restarts"].values()) >= kinds["kill -9"], result["restarts"]

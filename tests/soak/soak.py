@@ -91,6 +91,9 @@ class SoakError(RuntimeError):
 class SoakConfig:
     minutes: float = 30.0  # traffic and faults; the drain and checks come after
     kill_every_s: float = 60.0
+    # The faults go on past ``minutes`` until this many kills and both planned server
+    # restarts are done: on a busy machine one restart can hold the loop for a minute.
+    min_kills: int = 0
     kafka_port: int = 29092
     pg_port: int = 25432
     workdir: Path = Path("/tmp/mahjong-planet-soak")
@@ -447,12 +450,12 @@ class Soak:
                     self.cluster.start(name)
                     self.restarts[name] += 1
 
-    def kill_one(self) -> None:
+    def kill_one(self) -> bool:
         """SIGKILL a random running service: drawn from a shuffled bag of all of them, so
-        every service is hit once before any is hit again."""
+        every service is hit once before any is hit again. False: none was running."""
         running = [n for n, p in self.cluster.procs.items() if p.poll() is None]
         if not running:
-            return
+            return False
         if not any(n in running for n in self.bag):
             self.bag = self.rng.sample(self.cluster.names(), len(self.cluster.names()))
         name = next(n for n in self.bag if n in running)
@@ -462,6 +465,7 @@ class Soak:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         self.fault("kill -9", name, pid=pid)
+        return True
 
     async def restart_server(self, what: str) -> None:
         down, up = (
@@ -477,8 +481,11 @@ class Soak:
         self.fault(f"{what} restart", what, phase="up", down_s=round(time.monotonic() - began, 1))
 
     async def inject(self, seconds: float) -> None:
+        """Kill a service about every ``kill_every_s`` and restart the broker and PostgreSQL
+        once each, for ``seconds`` and then until the planned faults have all happened."""
         start = time.monotonic()
         end = start + seconds
+        kills = 0
         plan = {
             "broker": start + seconds * self.config.broker_restart_at,
             "postgres": start + seconds * self.config.postgres_restart_at,
@@ -487,9 +494,9 @@ class Soak:
         next_kill = start + every * self.rng.uniform(0.75, 1.25)
         while True:
             now = time.monotonic()
-            if now >= end:
+            if now >= end and not plan and kills >= self.config.min_kills:
                 return
-            due = min([next_kill, end, *plan.values()])
+            due = min([next_kill, *([end] if now < end else []), *plan.values()])
             if due > now:
                 await asyncio.sleep(min(due - now, 1.0))
                 continue
@@ -498,7 +505,7 @@ class Soak:
                 del plan[server]
                 await self.restart_server(server)
             elif next_kill <= now:
-                self.kill_one()
+                kills += self.kill_one()
                 next_kill = time.monotonic() + every * self.rng.uniform(0.75, 1.25)
 
     # --- fault: two embedded processes on one data directory (issue 17) ---
