@@ -18,7 +18,7 @@ concealed tiles.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from schemas.commands import Discard
 from schemas.views import DiscardHint, SeatView, WaitsHelp, WaitView
@@ -68,37 +68,61 @@ def _splits(key: int) -> tuple[Split, ...]:
     return tuple(best)
 
 
+_EMPTY = (0, 0, 0, 0, 0, -1, -1, -1, -1, -1)
+
+
+@cache
+def _vector(key: int) -> tuple[int, ...]:
+    """``v[h * 5 + b]``: the most ``2·groups + partial groups`` one suit gives with at most
+    ``b`` blocks (groups and partial groups) and ``h`` pairs (0 or 1); -1 where impossible."""
+    v = [-1] * 10
+    for g, t, h in _splits(key):
+        for b in range(5):
+            used = min(g, b)
+            x = 2 * used + min(t, b - used)
+            if x > v[h * 5 + b]:
+                v[h * 5 + b] = x
+    return tuple(v)
+
+
+@cache
 def _pairs(key: int) -> int:
     return sum((key // POW5[r]) % 5 // 2 for r in range(9))
 
 
-def shanten(keys: list[int], declared: int, missing: int | None) -> int:
+@cache
+def _size(key: int) -> int:
+    return sum((key // POW5[r]) % 5 for r in range(9))
+
+
+def shanten(keys: list[int], declared: int, missing: int) -> int:
     """How many tile changes a hand of ``3n + 1`` concealed tiles is from ready (0: ready).
 
     The textbook ``2·(groups needed) − partial groups − pair`` over the two kept suits, or
     ``6 − pairs`` for seven pairs with no declared group; every tile of the missing suit
     still held must go first, so the distance is at least their number.
     """
+    return _shanten(keys[0], keys[1], keys[2], declared, missing)
+
+
+@lru_cache(maxsize=1 << 16)
+def _shanten(k0: int, k1: int, k2: int, declared: int, missing: int) -> int:
+    keys = [k0, k1, k2]
     need = 4 - declared
-    held_missing = 0
-    kept = []
-    for s in range(3):
-        if s == missing:
-            k = keys[s]
-            while k:
-                held_missing += k % 5
-                k //= 5
-        else:
-            kept.append(keys[s])
-    best = 99
-    for g0, t0, h0 in _splits(kept[0]) if kept else ((0, 0, 0),):
-        for g1, t1, h1 in _splits(kept[1]) if len(kept) > 1 else ((0, 0, 0),):
-            h = h0 + h1
-            if h > 1:
+    held_missing = _size(keys[missing])
+    kept = [keys[s] for s in range(3) if s != missing]
+    v0 = _vector(kept[0]) if kept else _EMPTY
+    v1 = _vector(kept[1]) if len(kept) > 1 else _EMPTY
+    value = -1
+    for h0, h1 in ((0, 0), (1, 0), (0, 1)):
+        for b0 in range(need + 1):
+            x = v0[h0 * 5 + b0]
+            if x < 0:
                 continue
-            g = min(g0 + g1, need)
-            t = min(t0 + t1, need - g)
-            best = min(best, 2 * (need - g) - t - h)
+            y = v1[h1 * 5 + need - b0]
+            if y >= 0 and x + y + h0 + h1 > value:
+                value = x + y + h0 + h1
+    best = 2 * need - value
     if declared == 0:
         best = min(best, 6 - sum(_pairs(k) for k in kept))
     if best == 0 and not held_missing and not winning_tiles(keys, declared, missing):
