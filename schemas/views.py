@@ -31,6 +31,7 @@ class WinView(msgspec.Struct, frozen=True, kw_only=True):
     value: int
     patterns: list[str]
     hand: list[Tile]
+    shared: bool = False  # won on the same tile as the win before it (one discard, several wins)
 
 
 class WindowView(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,6 +68,46 @@ class ClockView(msgspec.Struct, frozen=True, kw_only=True):
     base_ms: int | None = None
 
 
+class WaitView(msgspec.Struct, frozen=True, kw_only=True):
+    """One tile a ready hand waits on (the waits help, RULES.md §4 and §10).
+
+    ``unseen``: copies the seat cannot see (4 minus its own hand, every declared group, every
+    river and every revealed winning hand). ``fan``, ``value`` and ``patterns``: the hand
+    won on this tile, without situational fan (kong replacement, robbing a kong, last tile).
+    ``discard``: points from the discarder on a discard win; ``self_drawn``: points in all on
+    a self-drawn win (value + 1 from each of ``payers`` active opponents, §5.1).
+    """
+
+    tile: Tile
+    unseen: int
+    fan: int
+    value: int
+    patterns: list[str] = []
+    discard: int = 0
+    self_drawn: int = 0
+
+
+class DiscardHint(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate discard: what the hand waits on after it, or how far it is from ready."""
+
+    tile: Tile
+    shanten: int  # 0: ready (then ``waits`` lists the waits); n: n tile changes from ready
+    waits: list[WaitView] = []
+
+
+class WaitsHelp(msgspec.Struct, frozen=True, kw_only=True):
+    """The waits help (听牌提示) of one seat, from that seat's own view only.
+
+    With 13 tiles (hand and groups): ``shanten`` (0: ready) and the ``waits``. With 14 on the
+    seat's turn: ``discards``, one hint per legal discard. ``payers``: the active opponents.
+    """
+
+    shanten: int | None = None
+    waits: list[WaitView] = []
+    discards: list[DiscardHint] = []
+    payers: int = 0
+
+
 class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     """One seat's view of a hand (``seat`` null: a spectator's public view)."""
 
@@ -96,6 +137,7 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     clocks: list[ClockView] = []
     grace_ms: int = 0
     paused: bool = False  # an untimed practice hand its human paused: nobody decides
+    waits: WaitsHelp | None = None  # the waits help: the seat's own view only, else null
 
 
 class HiddenEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="hidden"):

@@ -16,7 +16,8 @@ The hand:
 §9 tables: ``seating_problem``, ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``,
     ``first_seats``, ``next_seats``.
 §10 what each seat may see: ``seat_view``, ``seen``, ``seen_events``, ``hand_over``,
-    ``open_view`` (an ended hand's replay).
+    ``open_view`` (an ended hand's replay); ``waits_help`` (the waits help a seat's own view
+    carries, from that view alone).
 Tools: ``run_scenario`` and ``first_difference`` (conformance scenarios); ``random_seed`` and
     ``connectedness`` (self-play).
 """
@@ -41,6 +42,7 @@ from services.rules.table import (
 )
 from services.rules.tiles import DIRECTION_STEP, INDEX, NAMES, NUM_TYPES, SUITS, format_tiles
 from services.rules.visibility import hand_over, open_view, seat_view, seen, seen_events
+from services.rules.waits import waits_help
 
 __all__ = [
     "COMPUTER",
@@ -86,5 +88,6 @@ __all__ = [
     "suit_keys",
     "table_problem",
     "tick",
+    "waits_help",
     "winning_tiles",
 ]

@@ -63,6 +63,7 @@ class WinRecord:
     value: int
     patterns: tuple[str, ...]
     hand: tuple[int, ...] = ()  # the revealed concealed tiles, winning tile included
+    shared: bool = False  # won on the same discard (or robbed kong) as the win before it
 
 
 @dataclass(slots=True)

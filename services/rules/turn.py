@@ -364,6 +364,7 @@ def _konged(s: HandState, e: ev.Konged) -> None:
 
 def _won(s: HandState, e: ev.Won) -> None:
     w = s.window
+    shared = w is not None and w.taken
     if w is not None and not w.taken:
         # The discard (or the robbed kong tile) goes to the winners once, however many win.
         if w.kind == "discard":
@@ -377,7 +378,9 @@ def _won(s: HandState, e: ev.Won) -> None:
         s.pay(p)
     tile = None if e.tile is None else INDEX[e.tile]
     hand = tuple(map(INDEX.__getitem__, e.hand))
-    s.wins.append(WinRecord(e.seat, tile, e.from_seat, e.fan, e.value, tuple(e.patterns), hand))
+    s.wins.append(
+        WinRecord(e.seat, tile, e.from_seat, e.fan, e.value, tuple(e.patterns), hand, shared)
+    )
     if s.turn == e.seat:
         s.turn = s.turn_kind = s.drawn = None
 

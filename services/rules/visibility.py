@@ -14,6 +14,8 @@ so the client always holds seq 1..n with no gap.
 - Hidden from everyone until the end: the wall, the seed and the exchange direction (the
   direction is public with ``exchange_resolved``).
 - After ``hand_ended`` everything is public.
+- The seat's own view carries its waits help (``services.rules.waits``), computed from that
+  view alone; a spectator's carries none.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from schemas.views import (
 from services.rules.hand import legal_actions
 from services.rules.state import HandState, pending_seats
 from services.rules.tiles import DIRECTION_STEP, NAMES, SUITS
+from services.rules.waits import waits_help
 
 # --- the state -----------------------------------------------------------------------------
 
@@ -80,7 +83,7 @@ def seat_view(state: HandState, seat: int | None) -> SeatView:
         given = state.exchange[giver]
         received = None if given is None else [NAMES[t] for t in given]
     own_choice = None if seat is None else state.exchange[seat]
-    return SeatView(
+    view = SeatView(
         table_id=state.table_id,
         hand_id=state.hand_id,
         seq=state.seq,
@@ -103,6 +106,7 @@ def seat_view(state: HandState, seat: int | None) -> SeatView:
                 value=x.value,
                 patterns=list(x.patterns),
                 hand=[NAMES[t] for t in x.hand],
+                shared=x.shared,
             )
             for x in state.wins
         ],
@@ -121,6 +125,10 @@ def seat_view(state: HandState, seat: int | None) -> SeatView:
         grace_ms=0 if state.clock is None else state.clock.grace_ms,
         paused=state.paused,
     )
+    if seat is None or state.phase != "play" or state.won[seat]:
+        return view
+    help_ = waits_help(view)
+    return view if help_ is None else msgspec.structs.replace(view, waits=help_)
 
 
 def open_view(state: HandState) -> SeatView:

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { decisionKey, initialState, lastSeq, legalActions, update } from "../../services/gateway/static/js/table-state.js";
+import { decisionKey, initialState, lastSeq, legalActions, update, waitsShown } from "../../services/gateway/static/js/table-state.js";
 
 const view = (over = {}) => ({
   seat: 0,
@@ -171,4 +171,48 @@ test("unknown frames change nothing but the news", () => {
   const s = update(initialState({ tableId: "t" }), events([1]));
   const next = update(s, { type: "something_new" });
   assert.deepEqual({ ...next, news: [] }, { ...s, news: [] });
+});
+
+// --- the waits help (听牌提示) ---------------------------------------------------------------
+
+const wait = (tile, unseen) => ({ tile, unseen, fan: 0, value: 1, patterns: [], discard: 1, self_drawn: 6 });
+
+test("the waits help is on by default, and a switch turns it off and on", () => {
+  const s0 = initialState({ tableId: "t" });
+  assert.equal(s0.waitsHelp, true);
+  assert.equal(initialState({ tableId: "t", waitsHelp: false }).waitsHelp, false);
+  const off = update(s0, { type: "ui:waits" });
+  assert.equal(off.waitsHelp, false);
+  assert.equal(update(off, { type: "ui:waits" }).waitsHelp, true);
+  assert.equal(update(off, { type: "ui:waits", on: false }).waitsHelp, false);
+  assert.equal(s0.waitsHelp, true); // pure
+});
+
+test("a ready hand shows its waits from the view; switched off, nothing", () => {
+  const help = { shanten: 0, waits: [wait("1p", 1), wait("4p", 2)], discards: [], payers: 3 };
+  const s = update(initialState({ tableId: "t" }), viewFrame({}, { waits: help }));
+  assert.deepEqual(waitsShown(s), { mode: "ready", waits: help.waits, payers: 3 });
+  assert.equal(waitsShown(update(s, { type: "ui:waits", on: false })), null);
+  const far = update(s, viewFrame({ seq: 6 }, { waits: { shanten: 2, waits: [], discards: [], payers: 3 } }));
+  assert.deepEqual(waitsShown(far), { mode: "far", shanten: 2 });
+  assert.equal(waitsShown(update(s, viewFrame({ seq: 7 }, { seat: null, waits: null }))), null);
+});
+
+test("while choosing a discard: the tiles that keep the hand ready, and the hovered one's waits", () => {
+  const discards = [
+    { tile: "1m", shanten: 1, waits: [] },
+    { tile: "7p", shanten: 0, waits: [wait("1p", 1), wait("4p", 2)] },
+    { tile: "9p", shanten: 0, waits: [wait("2p", 3)] },
+  ];
+  const s = update(initialState({ tableId: "t" }), viewFrame({}, { waits: { shanten: null, waits: [], discards, payers: 3 } }));
+  const shown = waitsShown(s);
+  assert.equal(shown.mode, "discard");
+  assert.deepEqual(shown.keep, ["7p", "9p"]);
+  assert.equal(shown.best, 0);
+  assert.equal(shown.hint, null);
+  const hovered = update(s, { type: "ui:hint", tile: "7p" });
+  assert.deepEqual(waitsShown(hovered).hint, discards[1]);
+  assert.equal(waitsShown(update(hovered, { type: "ui:hint", tile: null })).hint, null);
+  // A new hand forgets the hovered tile.
+  assert.equal(update(hovered, viewFrame({ hand_id: "t#2" })).hintTile, null);
 });

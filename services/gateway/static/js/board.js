@@ -7,7 +7,7 @@
 // hand is one toolbar: a single tab stop, ←/→/Home/End move between its tiles (a roving
 // tabindex), Enter or Space acts on the focused tile.
 import { respeak, spoken } from "./a11y.js";
-import { h, morph } from "./dom.js";
+import { h, listen, morph } from "./dom.js";
 import { formatNumber, t } from "./i18n.js";
 import { sortTiles, suitLabel, tileElement, tileLabel } from "./tiles.js";
 
@@ -260,7 +260,7 @@ export function phaseText(view, me, names) {
   return "";
 }
 
-function handRow(view, mine, { me, legal = [], onTile, selected = [], focusKey = null }) {
+function handRow(view, mine, { me, legal = [], onTile, selected = [], focusKey = null, keepsReady = [], onHint = null }) {
   const row = h("div", {
     class: "my-hand",
     role: onTile ? "toolbar" : "group",
@@ -286,7 +286,10 @@ function handRow(view, mine, { me, legal = [], onTile, selected = [], focusKey =
     const isReceived = at >= 0 && !isDrawn;
     if (isReceived) received.splice(at, 1);
     const isMissing = mine.missing && tile[1] === mine.missing;
+    // The waits help: discarding this tile keeps the hand ready (a 听 marker on the tile).
+    const keeps = keepsReady.includes(tile);
     const classes = [
+      keeps ? "keeps-ready" : "",
       isReceived ? "received" : "",
       isMissing ? "missing-suit" : "",
       canAct ? "legal" : "",
@@ -298,7 +301,8 @@ function handRow(view, mine, { me, legal = [], onTile, selected = [], focusKey =
       tileLabel(tile) +
       (isDrawn ? `, ${t("hand.drawn")}` : "") +
       (isReceived ? `, ${t("hand.received")}` : "") +
-      (isMissing ? `, ${t("hand.missing_suit")}` : "");
+      (isMissing ? `, ${t("hand.missing_suit")}` : "") +
+      (keeps ? `, ${t("waits.keeps_ready")}` : "");
     const node = tileElement(tile, {
       onClick: onTile ? () => canAct && onTile(tile, key) : undefined,
       extraClass: classes,
@@ -306,6 +310,10 @@ function handRow(view, mine, { me, legal = [], onTile, selected = [], focusKey =
       pressed: onTile && exchanging ? isSelected : undefined,
     });
     node.dataset.key = key;
+    if (onHint) {
+      listen(node, "pointerenter", () => onHint(tile));
+      listen(node, "pointerleave", () => onHint(null));
+    }
     if (onTile) {
       if (!canAct) node.setAttribute("aria-disabled", "true");
       node.tabIndex = -1;

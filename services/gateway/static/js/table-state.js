@@ -9,7 +9,7 @@
 // Close reasons after which the client stops (docs/gateway.md) and shows why, with a way on.
 export const STOPPED = ["forbidden", "table_closed", "opened_elsewhere", "unauthorized", "unsupported_version", "session_ended", "session_expired"];
 
-export function initialState({ tableId, practice = null, logOpen = true } = {}) {
+export function initialState({ tableId, practice = null, logOpen = true, waitsHelp = true } = {}) {
   return {
     tableId,
     status: "connecting", // connecting, online, offline, stopped
@@ -30,12 +30,36 @@ export function initialState({ tableId, practice = null, logOpen = true } = {}) 
     focusKey: null, // the hand tile holding the tab stop
     helpOpen: false,
     logOpen,
+    waitsHelp, // the waits help (听牌提示) is shown: on unless the player turned it off
+    hintTile: null, // the hand tile hovered or focused: its discard's waits are shown
     paused: false,
     showResult: false,
     stopped: null,
     confirmLeave: false,
     practice: practice && practice.table_id === tableId ? practice : null,
   };
+}
+
+// What the waits help shows now, from the seat's view (the engine's figures, RULES.md §4):
+//   {mode: "ready", waits}              13 tiles, ready: each wait with its unseen copies
+//   {mode: "far", shanten}              13 tiles, not ready: tile changes from ready
+//   {mode: "discard", keep, best, hint} 14 tiles: the tiles whose discard keeps the hand
+//                                       ready, the closest distance, the hovered one's hint
+// or null (switched off, a spectator, nothing to show).
+export function waitsShown(state) {
+  if (!state.waitsHelp || !state.frame) return null;
+  const help = state.frame.view.waits;
+  if (!help) return null;
+  const discards = help.discards || [];
+  if (discards.length) {
+    const keep = discards.filter((d) => d.shanten === 0).map((d) => d.tile);
+    const best = Math.min(...discards.map((d) => d.shanten));
+    const hint = discards.find((d) => d.tile === state.hintTile) || null;
+    return { mode: "discard", keep, best, hint, payers: help.payers };
+  }
+  if (help.shanten === 0) return { mode: "ready", waits: help.waits || [], payers: help.payers };
+  if (help.shanten !== null && help.shanten !== undefined) return { mode: "far", shanten: help.shanten };
+  return null;
 }
 
 // The pending decision's key: a command sent for it makes the buttons wait.
@@ -84,7 +108,7 @@ function onView(state, f) {
   const sameDecision = before && before.hand_id === f.hand_id && before.decision_seq === f.decision_seq;
   if (before && !sameDecision) s.selected = [];
   if (!sameDecision) s.sentFor = null;
-  if (before && before.hand_id !== f.hand_id) s.focusKey = null;
+  if (before && before.hand_id !== f.hand_id) s.focusKey = s.hintTile = null;
   s.frame = f;
   s.paused = Boolean(f.view.paused);
   if (f.view.phase === "ended" && !(s.finished && s.finished.handId === f.hand_id && s.finished.events.length === s.events.length)) {
@@ -142,6 +166,10 @@ export function update(state, frame) {
       return { ...s, sentFor: decisionKey(s), notice: null };
     case "ui:focus":
       return { ...s, focusKey: frame.key };
+    case "ui:waits": // the waits help switched on or off
+      return { ...s, waitsHelp: frame.on === undefined ? !s.waitsHelp : Boolean(frame.on) };
+    case "ui:hint": // a hand tile hovered or focused (null: none)
+      return { ...s, hintTile: frame.tile || null };
     case "ui:help":
       return { ...s, helpOpen: frame.open === undefined ? !s.helpOpen : Boolean(frame.open) };
     case "ui:log":

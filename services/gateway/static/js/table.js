@@ -13,8 +13,8 @@ import { renderSettlement } from "./settlement.js";
 import { muted, play, setMuted } from "./sound.js";
 import { TableSocket } from "./socket.js";
 import { practiceResults, practiceState, prefs, savePractice, saveResult, setPref } from "./storage.js";
-import { STOPPED, decisionKey, initialState, lastSeq, legalActions, update } from "./table-state.js";
-import { suitLabel, tileLabel } from "./tiles.js";
+import { STOPPED, decisionKey, initialState, lastSeq, legalActions, update, waitsShown } from "./table-state.js";
+import { suitLabel, tileElement, tileLabel } from "./tiles.js";
 
 export { practiceResults, practiceState };
 
@@ -54,7 +54,7 @@ class TableClient {
     this.root = root;
     this.tableId = tableId;
     const logOpen = prefs().logOpen ?? window.innerWidth >= WIDE;
-    this.state = initialState({ tableId, practice: practiceState(), logOpen });
+    this.state = initialState({ tableId, practice: practiceState(), logOpen, waitsHelp: prefs().waitsHelp ?? true });
     this.told = { decision: null, timeLow: null, status: "connecting", ended: null };
     this.handFocused = false; // focus went to the hand once, on opening the table
     this.callouts = new Map(); // seat → {text, until}: 碰 / 杠 / 胡 shown at the calling seat
@@ -86,7 +86,11 @@ class TableClient {
     document.addEventListener("keydown", this.keyHandler);
     this.focusHandler = (e) => {
       const key = e.target && e.target.dataset ? e.target.dataset.key : null;
-      if (key && e.target.closest(".my-hand") && this.root.contains(e.target)) this.rove(e.target);
+      if (key && e.target.closest(".my-hand") && this.root.contains(e.target)) {
+        this.rove(e.target);
+        // The waits help follows the focused tile (as it follows the pointer).
+        this.hint(e.target.dataset.tile || null);
+      }
     };
     this.root.addEventListener("focusin", this.focusHandler);
     this.ticker = setInterval(() => this.tick(), 200);
@@ -120,6 +124,7 @@ class TableClient {
     if (before.paused && !s.paused) this.told.decision = null; // say again what the seat is asked
     if (s.finished && s.finished !== before.finished) this.handEnded(s.finished);
     if (s.logOpen !== before.logOpen) setPref("logOpen", s.logOpen);
+    if (s.waitsHelp !== before.waitsHelp) setPref("waitsHelp", s.waitsHelp);
     this.render();
     if (s.stopped && !before.stopped && s.stopped !== "opened_elsewhere") {
       const back = this.root.querySelector('[data-action="to-lobby"]');
@@ -267,6 +272,14 @@ class TableClient {
     this.send({ type: "command", command_id: id, hand_id: this.frame.hand_id, body: { type: paused ? "pause" : "resume" } });
   }
 
+  // The waits help follows the pointer; when the pointer leaves, the focused hand tile.
+  hint(tile) {
+    const active = document.activeElement;
+    const focused = active && active.closest && active.closest(".my-hand") ? active.dataset.tile || null : null;
+    const next = tile || focused;
+    if (next !== this.state.hintTile) this.dispatch({ type: "ui:hint", tile: next });
+  }
+
   // --- keyboard ----------------------------------------------------------------------------
 
   handTiles() {
@@ -369,8 +382,54 @@ class TableClient {
             h("span", { class: "label", text: t("sound.mute") }),
           )
         : null,
+      this.frame && this.frame.view.seat !== null
+        ? h(
+            "button",
+            {
+              class: "button secondary",
+              type: "button",
+              dataset: { action: "waits-help", testid: "waits-toggle" },
+              "aria-pressed": s.waitsHelp ? "true" : "false",
+              onclick: () => this.dispatch({ type: "ui:waits" }),
+            },
+            h("span", { "aria-hidden": "true", lang: "zh", text: "听 " }),
+            h("span", { class: "label", text: t("waits.toggle") }),
+          )
+        : null,
       h("span", { class: "connection", dataset: { part: "connection" } }),
     );
+  }
+
+  // The waits help (听牌提示): the engine's figures from this seat's own view (SeatView.waits),
+  // shown near the hand: each wait with its unseen copies and what a win on it is worth, or,
+  // while choosing a discard, what the hovered or focused tile's discard would wait on.
+  waitsPanel() {
+    const shown = waitsShown(this.state);
+    if (!shown) return null;
+    const box = h("section", { class: "waits-help", "aria-label": t("waits.label"), dataset: { part: "waits", testid: "waits", mode: shown.mode } });
+    const title = (text) => h("span", { class: "waits-title", dataset: { testid: "waits-title" }, text });
+    const list = (waits) =>
+      h(
+        "ul",
+        { class: "waits-list" },
+        waits.map((w) =>
+          h(
+            "li",
+            { class: "wait", dataset: { testid: "wait", wait: w.tile, unseen: String(w.unseen), self: String(w.self_drawn), discard: String(w.discard) } },
+            tileElement(w.tile, { decorative: true, small: true }),
+            h("span", { class: "wait-left", "aria-hidden": "true", text: `×${w.unseen}` }),
+            h("span", { class: "wait-value", "aria-hidden": "true", text: t("waits.values", { self: w.self_drawn, discard: w.discard }) }),
+            h("span", { class: "sr-only", text: t("waits.item", { tile: tileLabel(w.tile), n: w.unseen, self: w.self_drawn, discard: w.discard }) }),
+          ),
+        ),
+      );
+    if (shown.mode === "ready") box.append(title(t("waits.ready")), list(shown.waits));
+    else if (shown.mode === "far") box.append(title(t("waits.far", { n: shown.shanten })));
+    else if (shown.hint && shown.hint.shanten === 0) box.append(title(t("waits.after", { tile: tileLabel(shown.hint.tile) })), list(shown.hint.waits));
+    else if (shown.hint) box.append(title(t("waits.after_far", { tile: tileLabel(shown.hint.tile), n: shown.hint.shanten })));
+    else if (shown.keep.length) box.append(title(t("waits.keep", { n: shown.keep.length })));
+    else box.append(title(t("waits.best", { n: shown.best })));
+    return box;
   }
 
   render() {
@@ -432,6 +491,11 @@ class TableClient {
       focusKey: s.focusKey,
       lastDiscard: lastDiscardOf(s.events),
       callouts: this.activeCallouts(),
+      keepsReady: (() => {
+        const shown = waitsShown(s);
+        return shown && shown.mode === "discard" ? shown.keep : [];
+      })(),
+      onHint: me !== null ? (tile) => this.hint(tile) : null,
     });
     wrap.append(this.actions(view, legal));
     const notice = s.notice ? h("p", { class: "notice", dataset: { testid: "notice", part: "notice" }, text: this.noticeText(s.notice) }) : null;
@@ -823,6 +887,9 @@ class TableClient {
       return bar;
     }
     const waiting = this.state.sentFor === this.key();
+    // The waits help sits in the action bar, right under the hand (no height of its own).
+    const waits = this.waitsPanel();
+    if (waits) bar.append(waits);
     // A button with its key shown (and announced through aria-keyshortcuts).
     const button = (action, text, body, key) =>
       h(
