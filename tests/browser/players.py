@@ -11,14 +11,43 @@ stand-in for the humans of multi-player tests; computer seats are the bots servi
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from tests.service.gateway_harness import User, connect, play_with_bot
+
+
+def open_practice(
+    browser: Any,
+    server: str,
+    size: tuple[int, int] = (1366, 768),
+    before: Callable[[Any], None] | None = None,
+    **context: Any,
+) -> Any:
+    """A fresh guest's page at a practice table of three fast computers, its hand shown.
+    ``page.errors`` collects the page's script errors; ``before(page)`` runs before the
+    page loads (to listen to its socket)."""
+    ctx = browser.new_context(
+        viewport={"width": size[0], "height": size[1]}, locale="en-GB", **context
+    )
+    page = ctx.new_page()
+    page.errors = []
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    if before is not None:
+        before(page)
+    page.goto(server + "/")
+    page.wait_for_selector("body[data-ready='1']", timeout=15_000)
+    page.select_option("select[name=pace]", "fast")
+    page.click("[data-action='start-practice']")
+    page.wait_for_url(re.compile(r".*#/table/.+"))
+    page.wait_for_selector(".my-hand")
+    return page
 
 
 class WsGuests:

@@ -7,14 +7,13 @@ the hand, a win and the settlement at each size go to ``docs/images/``."""
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import ROOT
-from tests.browser.players import ui_step
+from tests.browser.players import open_practice, ui_step
 
 DOC_IMAGES = ROOT / "docs" / "images"
 
@@ -92,15 +91,7 @@ def test_the_table_fits_the_screen_at_every_phase(
 ) -> None:
     width, height = size
     phone = width < 700
-    ctx = browser.new_context(viewport={"width": width, "height": height}, locale="en-GB")
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(server + "/")
-    page.wait_for_selector("body[data-ready='1']", timeout=15_000)
-    page.select_option("select[name=pace]", "fast")
-    page.click("[data-action='start-practice']")
-    page.wait_for_url(re.compile(r".*#/table/.+"))
+    page = open_practice(browser, server, size)
     page.wait_for_selector(".actions [data-action='exchange']")
     page.wait_for_timeout(300)
     g = check(page, "opening", fills=True)
@@ -154,21 +145,7 @@ def test_the_table_fits_the_screen_at_every_phase(
     check(page, "after the result", fills=True)
     if not shots["win"]:
         picture(page, "win", size)
-    assert errors == []
-
-
-def _practice(browser: Any, server: str, **context: Any) -> Any:
-    ctx = browser.new_context(viewport={"width": 1366, "height": 768}, locale="en-GB", **context)
-    page = ctx.new_page()
-    page.errors = []
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.goto(server + "/")
-    page.wait_for_selector("body[data-ready='1']", timeout=15_000)
-    page.select_option("select[name=pace]", "fast")
-    page.click("[data-action='start-practice']")
-    page.wait_for_url(re.compile(r".*#/table/.+"))
-    page.wait_for_selector(".my-hand")
-    return page
+    assert page.errors == []
 
 
 RIVER_ANIMATION = (
@@ -192,9 +169,9 @@ def _river_animation(page: Any) -> str:
 
 
 def test_animations_follow_reduced_motion_and_mute_is_remembered(browser: Any, server: str) -> None:
-    calm = _practice(browser, server, reduced_motion="reduce")
+    calm = open_practice(browser, server, reduced_motion="reduce")
     assert _river_animation(calm) == "none"
-    lively = _practice(browser, server)
+    lively = open_practice(browser, server)
     assert _river_animation(lively) == "to-river"
     # The mute switch: pressed, and still pressed after a reload.
     mute = lively.locator("[data-action='mute']")
