@@ -11,7 +11,9 @@ The hand:
     ``Meld``, a declared group as ``HandState.melds`` records it.
 §1 tiles, seats and the shuffle: ``NAMES``, ``INDEX``, ``SUITS``, ``NUM_TYPES``,
     ``format_tiles``, ``DIRECTION_STEP``, ``shuffle``, ``Deal``, ``commitment``, ``SEED_BYTES``.
-§4 fan, for bots and hints: ``POW5``, ``suit_keys``, ``winning_tiles``.
+§4 fan, for bots and hints: ``POW5``, ``suit_keys``, ``winning_tiles``; how far from ready
+    (``readiness``): ``shanten``, ``standard_shanten``, ``splits``, ``Split``, ``pairs``,
+    ``digit``, ``vector_id``, ``value_vector``.
 §7 ``placements``. §8 clocks: ``PRESETS``, ``tick``, ``check_time``, ``clocks_started``.
 §9 tables: ``seating_problem``, ``table_problem``, ``rated``, ``COMPUTER``, ``is_computer``,
     ``first_seats``, ``next_seats``.
@@ -26,6 +28,16 @@ from services.rules.clock import PRESETS, check_time, clocks_started, tick
 from services.rules.fan import POW5, suit_keys, winning_tiles
 from services.rules.hand import apply, decide, handle, legal_actions, replay, start_hand
 from services.rules.placement import placements
+from services.rules.readiness import (
+    Split,
+    digit,
+    pairs,
+    shanten,
+    splits,
+    standard_shanten,
+    value_vector,
+    vector_id,
+)
 from services.rules.scenario import first_difference
 from services.rules.scenario import run as run_scenario
 from services.rules.selfplay import connectedness, random_seed
@@ -58,12 +70,14 @@ __all__ = [
     "HandState",
     "Meld",
     "ReplayError",
+    "Split",
     "apply",
     "check_time",
     "clocks_started",
     "commitment",
     "connectedness",
     "decide",
+    "digit",
     "first_difference",
     "first_seats",
     "format_tiles",
@@ -73,6 +87,7 @@ __all__ = [
     "legal_actions",
     "next_seats",
     "open_view",
+    "pairs",
     "pending_seats",
     "placements",
     "random_seed",
@@ -83,11 +98,16 @@ __all__ = [
     "seating_problem",
     "seen",
     "seen_events",
+    "shanten",
     "shuffle",
+    "splits",
+    "standard_shanten",
     "start_hand",
     "suit_keys",
     "table_problem",
     "tick",
+    "value_vector",
+    "vector_id",
     "waits_help",
     "winning_tiles",
 ]

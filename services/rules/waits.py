@@ -23,71 +23,10 @@ from functools import cache, lru_cache
 from schemas.commands import Discard
 from schemas.views import DiscardHint, SeatView, WaitsHelp, WaitView
 from services.rules.fan import POW5, best_reading, suit_keys, winning_tiles
+from services.rules.readiness import shanten as two_suit_shanten
 from services.rules.tiles import INDEX, NAMES, SUITS
 
 # --- distance from ready ------------------------------------------------------------------
-
-Split = tuple[int, int, int]
-
-
-@cache
-def _splits(key: int) -> tuple[Split, ...]:
-    """Useful splits of one suit key as ``(groups, partial groups, pair)``, the beaten ones left
-    out. A partial group is a pair or two tiles one or two ranks apart."""
-    if key == 0:
-        return ((0, 0, 0),)
-    r = 0
-    while (key // POW5[r]) % 5 == 0:
-        r += 1
-    c = (key // POW5[r]) % 5
-    c1 = (key // POW5[r + 1]) % 5 if r < 8 else 0
-    c2 = (key // POW5[r + 2]) % 5 if r < 7 else 0
-    p = POW5[r]
-    moves = [(key - p, 0, 0, 0)]
-    if c >= 3:
-        moves.append((key - 3 * p, 1, 0, 0))
-    if c1 and c2:
-        moves.append((key - p - POW5[r + 1] - POW5[r + 2], 1, 0, 0))
-    if c >= 2:
-        moves.append((key - 2 * p, 0, 0, 1))
-        moves.append((key - 2 * p, 0, 1, 0))
-    if c1:
-        moves.append((key - p - POW5[r + 1], 0, 1, 0))
-    if c2:
-        moves.append((key - p - POW5[r + 2], 0, 1, 0))
-    out = {
-        (g + dg, t + dt, h + dh)
-        for rest, dg, dt, dh in moves
-        for g, t, h in _splits(rest)
-        if h + dh <= 1
-    }
-    best: list[Split] = []
-    for g, t, h in sorted(out, key=lambda s: (-s[0], -s[1], -s[2])):
-        if not any(bg >= g and bg + bt >= g + t and bh >= h for bg, bt, bh in best):
-            best.append((g, t, h))
-    return tuple(best)
-
-
-_EMPTY = (0, 0, 0, 0, 0, -1, -1, -1, -1, -1)
-
-
-@cache
-def _vector(key: int) -> tuple[int, ...]:
-    """``v[h * 5 + b]``: the most ``2·groups + partial groups`` one suit gives with at most
-    ``b`` blocks (groups and partial groups) and ``h`` pairs (0 or 1); -1 where impossible."""
-    v = [-1] * 10
-    for g, t, h in _splits(key):
-        for b in range(5):
-            used = min(g, b)
-            x = 2 * used + min(t, b - used)
-            if x > v[h * 5 + b]:
-                v[h * 5 + b] = x
-    return tuple(v)
-
-
-@cache
-def _pairs(key: int) -> int:
-    return sum((key // POW5[r]) % 5 // 2 for r in range(9))
 
 
 @cache
@@ -98,9 +37,10 @@ def _size(key: int) -> int:
 def shanten(keys: list[int], declared: int, missing: int) -> int:
     """How many tile changes a hand of ``3n + 1`` concealed tiles is from ready (0: ready).
 
-    The textbook ``2·(groups needed) − partial groups − pair`` over the two kept suits, or
-    ``6 − pairs`` for seven pairs with no declared group; every tile of the missing suit
-    still held must go first, so the distance is at least their number.
+    The engine's shanten (``services.rules.readiness``) over the two kept suits: the standard
+    form, or seven pairs with no declared group. Every tile of the missing suit still held
+    must go first, so the distance is at least their number; a ready shape whose only wait
+    is a fifth copy is one away.
     """
     return _shanten(keys[0], keys[1], keys[2], declared, missing)
 
@@ -108,23 +48,9 @@ def shanten(keys: list[int], declared: int, missing: int) -> int:
 @lru_cache(maxsize=1 << 16)
 def _shanten(k0: int, k1: int, k2: int, declared: int, missing: int) -> int:
     keys = [k0, k1, k2]
-    need = 4 - declared
     held_missing = _size(keys[missing])
     kept = [keys[s] for s in range(3) if s != missing]
-    v0 = _vector(kept[0]) if kept else _EMPTY
-    v1 = _vector(kept[1]) if len(kept) > 1 else _EMPTY
-    value = -1
-    for h0, h1 in ((0, 0), (1, 0), (0, 1)):
-        for b0 in range(need + 1):
-            x = v0[h0 * 5 + b0]
-            if x < 0:
-                continue
-            y = v1[h1 * 5 + need - b0]
-            if y >= 0 and x + y + h0 + h1 > value:
-                value = x + y + h0 + h1
-    best = 2 * need - value
-    if declared == 0:
-        best = min(best, 6 - sum(_pairs(k) for k in kept))
+    best = two_suit_shanten(kept[0], kept[1], 4 - declared)
     if best == 0 and not held_missing and not winning_tiles(keys, declared, missing):
         best = 1  # the only wait is on a fifth copy
     return max(best, held_missing)
