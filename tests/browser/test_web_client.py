@@ -96,6 +96,11 @@ def test_a_private_table_cannot_be_joined_without_its_code(
     assert r.status_code == 401
 
 
+def _held_tiles(page: Any) -> list[str]:
+    """The seat's concealed tiles, in the order the table shows them."""
+    return page.eval_on_selector_all(".my-hand .tile", "ns => ns.map(n => n.dataset.tile)")
+
+
 def test_practice_against_computers_pauses_resumes_and_keeps_its_result(
     browser: Any, server: str, shot: Any
 ) -> None:
@@ -107,26 +112,29 @@ def test_practice_against_computers_pauses_resumes_and_keeps_its_result(
     page.wait_for_selector(".my-hand")
     names = page.inner_text(".board")
     assert names.count("Computer") == 3
-    # Play a while, then reload mid-hand: the same hand comes back.
+    # Play a while, pause, then reload mid-hand: the same hand comes back, still paused.
+    # (Paused first, so the computers cannot move, and the seat cannot draw, between the
+    # look before the reload and the look after it.)
     ui_play(page, until=lambda pg: pg.locator(".discards .tile").count() >= 8)
+    page.click("[data-action='pause']")
+    page.wait_for_selector(".overlay [data-action='resume']")
     before = page.inner_text(".hand-id")
-    held = page.locator(".my-hand .tile").count()
+    held = _held_tiles(page)
+    rivers = page.locator(".discards .tile").count()
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_selector(".overlay [data-action='resume']")
     page.wait_for_selector(".my-hand")
     assert page.url == table_url and page.inner_text(".hand-id") == before
-    assert page.locator(".my-hand .tile").count() == held
+    assert _held_tiles(page) == held
+    assert page.locator(".discards .tile").count() == rivers
+    shot(page, "paused")
+    page.click(".overlay [data-action='resume']")
+    page.wait_for_selector(".overlay [data-action='resume']", state="detached")
     shot(page, "resumed")
     # The English table view of the README (the German one: test_accessibility.py).
     page.mouse.move(0, 0)
     page.screenshot(path=str(ROOT / "docs" / "images" / "table-view.png"))
-    # Pause survives a reload on this device too.
-    page.click("[data-action='pause']")
-    page.wait_for_selector(".overlay [data-action='resume']")
-    page.reload()
-    page.wait_for_selector(".overlay [data-action='resume']")
-    shot(page, "paused")
-    page.click(".overlay [data-action='resume']")
     ui_play(page)
     shot(page, "result")
     score = page.inner_text("[data-testid='result-score']")
