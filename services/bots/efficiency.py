@@ -26,9 +26,6 @@ from services.rules import (
     vector_id,
 )
 
-__all__ = ["digit", "pairs", "shanten", "splits", "standard_shanten"]
-
-
 # --- hands with gaps --------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.bots import efficiency as eff
-from services.rules import POW5
+from services.rules import POW5, digit, pairs, standard_shanten
 
 FAN_CAP = 3
 
@@ -47,7 +47,7 @@ def pure_distance(key: int, groups: int) -> tuple[int, tuple[int, ...]]:
         better = tuple(
             r
             for r in range(9)
-            if eff.digit(key, r) < 4 and eff.tiles_needed([key + POW5[r]], groups, False) < need
+            if digit(key, r) < 4 and eff.tiles_needed([key + POW5[r]], groups, False) < need
         )
         got = (need, better)
         _PURE[(key, groups)] = got
@@ -96,12 +96,10 @@ def targets(
     held_suits = {s for s, k in ((a, ka), (b, kb)) if k}
     pure = 2 if len(meld_suits | held_suits) == 1 else 0  # already one suit only
     hook = 2 if groups == 0 else 0  # all pungs and golden hook
-    out = [
-        Target("standard", eff.standard_shanten(ka, kb, groups) + 1, value_of(roots + pure + hook))
-    ]
+    out = [Target("standard", standard_shanten(ka, kb, groups) + 1, value_of(roots + pure + hook))]
     if groups == 4:
-        pairs = eff.pairs(ka) + eff.pairs(kb)
-        out.append(Target("seven_pairs", 7 - min(pairs, 7), value_of(2 + roots + pure)))
+        held_pairs = pairs(ka) + pairs(kb)
+        out.append(Target("seven_pairs", 7 - min(held_pairs, 7), value_of(2 + roots + pure)))
     elif groups:
         fan = 1 + (1 if groups == 1 else 0)  # all pungs, and likely the golden hook
         needed = all_pungs_distance(hand, suits, groups)

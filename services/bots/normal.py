@@ -29,7 +29,7 @@ from services.bots.bot import (
     suit_sizes,
 )
 from services.bots.botview import BotView
-from services.rules import POW5, connectedness, suit_keys
+from services.rules import POW5, connectedness, digit, shanten, suit_keys
 
 
 def needed_without(keys: list[int], suit: int) -> int:
@@ -43,7 +43,7 @@ def weakest_three(hand: list[int], suit: int) -> list[int]:
     key = suit_keys(hand)[suit]
     out: list[int] = []
     for _ in range(3):
-        ranks = [r for r in range(9) if eff.digit(key, r)]
+        ranks = [r for r in range(9) if digit(key, r)]
         r = max(ranks, key=lambda r: (eff.suit_quality(key - POW5[r]), abs(r - 4), -r))
         key -= POW5[r]
         out.append(suit * 9 + r)
@@ -97,7 +97,7 @@ class Efficiency:
     def shanten(self, keys: tuple[int, int] | None = None, groups: int | None = None) -> int:
         """Shanten of the hand (or of other keys), needing ``groups`` (default: the hand's)."""
         ka, kb = keys if keys is not None else (self.ka, self.kb)
-        return eff.shanten(ka, kb, self.groups if groups is None else groups)
+        return shanten(ka, kb, self.groups if groups is None else groups)
 
     def discards(self, tiles: list[int], groups: int | None = None) -> list[tuple[int, float, int]]:
         """``(shanten, ukeire, tile)`` for each discard that leaves the lowest shanten."""
@@ -164,9 +164,9 @@ class NormalBot(Bot):
         for s in (hand.a, hand.b):
             key = ka if s == hand.a else kb
             for r in range(9):
-                if eff.digit(key, r):
+                if digit(key, r):
                     keys = (ka - POW5[r], kb) if s == hand.a else (ka, kb - POW5[r])
-                    best = min(best, eff.shanten(*keys, g))
+                    best = min(best, shanten(*keys, g))
         return best
 
     def turn(self, view: BotView, options: Choices) -> cmd.HandCommand:

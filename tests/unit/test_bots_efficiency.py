@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.bots import efficiency as eff
-from services.rules.fan import POW5
+from services.rules import POW5, shanten, standard_shanten
 
 _BLOCKS = [("pung", r) for r in range(9)] + [("run", r) for r in range(7)]
 
@@ -95,7 +95,7 @@ def test_shanten_of_full_hands_matches_brute_force(case: tuple[list[int], list[i
     a, b, groups = case
     if sum(a) + sum(b) != 3 * groups + 1:
         return  # a fifth copy was dropped: not a full hand
-    fast = eff.shanten(key(a), key(b), groups) + 1
+    fast = shanten(key(a), key(b), groups) + 1
     slow = brute_needed([a, b], groups, groups == 4)
     # The tables do not know the fifth-copy rule: holding four of a tile they may count a
     # wait on a fifth. Never further than the truth, and exact without a quad in hand.
@@ -138,19 +138,19 @@ def test_ukeire_counts_exactly_the_tiles_that_lower_the_shanten(
 
 def test_a_complete_hand_has_shanten_minus_one() -> None:
     run, pung, pair = key([1, 1, 1, 0, 0, 0, 0, 0, 0]), key([0, 0, 0, 0, 3, 0, 0, 0, 0]), 0
-    assert eff.shanten(run + pung, key([2, 0, 0, 0, 0, 0, 0, 0, 0]) + pair, 2) == -1
+    assert shanten(run + pung, key([2, 0, 0, 0, 0, 0, 0, 0, 0]) + pair, 2) == -1
 
 
 def test_seven_pairs_count_when_no_group_is_declared() -> None:
     six_pairs = key([2, 2, 0, 2, 0, 2, 0, 0, 1])  # 2 2 . 2 . 2 . . 1 -> plus three more pairs
     other = key([0, 2, 0, 0, 0, 0, 2, 0, 0])
-    assert eff.shanten(six_pairs, other, 4) == 0  # ready on the single
-    assert eff.standard_shanten(six_pairs, other, 4) > 0
+    assert shanten(six_pairs, other, 4) == 0  # ready on the single
+    assert standard_shanten(six_pairs, other, 4) > 0
 
 
 def test_a_wait_on_a_fifth_copy_brings_no_tiles() -> None:
     """Four 1s wait on a fifth (shanten 0 by the tables), but no copy is left to come."""
     quad = key([4, 0, 0, 0, 0, 0, 0, 0, 0])
-    assert eff.shanten(quad, 0, 1) == 0
+    assert shanten(quad, 0, 1) == 0
     remaining = [4.0 - (t == 0) * 4 for t in range(27)]
     assert eff.ukeire(quad, 0, 0, 1, 1, remaining) == 0
