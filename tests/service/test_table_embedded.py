@@ -21,7 +21,7 @@ from schemas.table import CommandEnvelope, StartHand, encode
 from services.rules.hand import replay
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing
-from services.runtime.topics import TABLE_COMMANDS, TOPICS
+from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_PARTITIONS, TOPICS
 from services.simulate import simulate
 from services.table.service import TableService
 from tests.service.logs import assert_exactly_once, dead_letters, hand_logs, replies
@@ -222,13 +222,20 @@ def test_kill_9_of_the_table_service_process_loses_nothing(tmp_path: Path) -> No
         done = asyncio.Event()
         lifetimes = random.Random(5)
 
+        async def written() -> int:
+            counts = [await log.end_offset(TABLE_EVENTS, p) for p in range(TABLE_PARTITIONS)]
+            return sum(counts)
+
         async def killer() -> None:
             nonlocal proc, kills
             while not done.is_set():
-                # A process's life of 1 to 3 s: long enough to start and decide some
-                # commands on a busy machine (a fixed 0.7 s could kill every process before
-                # it read anything), short enough to kill it mid-hand many times.
+                # A process's life of 1 to 3 s, and at least until it has written something:
+                # short enough to kill it mid-hand many times, and never so short that a busy
+                # machine (slow to import and start) lets no process get anything done.
+                before = await written()
                 await asyncio.sleep(lifetimes.uniform(1.0, 3.0))
+                while await written() == before and not done.is_set():
+                    await asyncio.sleep(0.1)
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
                 kills += 1
