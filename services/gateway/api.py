@@ -40,6 +40,7 @@ from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
 from services.gateway.table_info import table_info
+from services.history.figures import PlayerFigures, figures
 from services.history.fold import HandRow
 from services.rules import hand_over, seat_view, seen_events
 
@@ -501,6 +502,8 @@ class RatingChange(msgspec.Struct, frozen=True, kw_only=True):
     rating_before: float
     rating_after: float
     delta: float
+    rated_hands: int = 0
+    """The player's rated hands after this one (10 and more: no longer provisional)."""
 
 
 class ProfileOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -532,6 +535,40 @@ async def player_profile(
         rated_hands=s.rated_hands,
         history=[msgspec.convert(h, RatingChange, from_attributes=True) for h in found.history],
     )
+
+
+async def _shown_player(gateway: Gateway, player: str) -> Account:
+    shown = await gateway.accounts.store.account(player)
+    if shown is None:
+        raise ApiError(404, "no_such_player", "there is no such player", player=player)
+    return shown
+
+
+@get("/players/{player:str}/ratings", responses=errors(400, 401, 404))
+async def player_ratings(
+    player: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> list[RatingChange]:
+    """A player's whole rating history, oldest first: one change per rated hand (the
+    profile carries only the newest 50). Empty before the first rated hand."""
+    await _shown_player(gateway, player)
+    changes = await gateway.ratings.history(player)
+    return [msgspec.convert(h, RatingChange, from_attributes=True) for h in reversed(changes)]
+
+
+@get("/players/{player:str}/stats", responses=errors(400, 401, 404))
+async def player_stats(
+    player: FromPath[str],
+    gateway: GatewayDep,
+    account: AccountDep,
+    kind: FromQuery[Literal["practice", "casual", "rated", "quick_play"] | None] = None,
+) -> PlayerFigures:
+    """A player's figures from the hand-history projection (``services.history.figures``:
+    hands, rated and casual counts, win rate, average points, deal-in rate, self-draw share,
+    average fan, flower-pig and not-ready rates, places), over all kinds or one ``kind``.
+    Only finished hands count; a private table's hands count when the caller is the player
+    or played them too, as ``/hands`` lists them."""
+    await _shown_player(gateway, player)
+    return figures(await gateway.history.figure_rows(player, account.id), kind)
 
 
 class Ranked(msgspec.Struct, frozen=True, kw_only=True):
@@ -771,7 +808,7 @@ ROUTES = [
         "/api",
         tags=["profiles"],
         security=SESSION,
-        route_handlers=[player_profile, ratings_leaderboard],
+        route_handlers=[player_profile, player_ratings, player_stats, ratings_leaderboard],
     ),
     Router(
         "/api",

@@ -11,8 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.rating.read import Profile, Ranked, leaderboard, profile
-from services.rating.store import RatingStore, RecomputeReport, open_store
+from services.rating.store import HistoryEntry, RatingStore, RecomputeReport, open_store
 from services.runtime.log import EventLog
+
+WHOLE = 1_000_000
+"""A limit no player's rating history reaches (one change per rated hand)."""
 
 
 class Ratings:
@@ -28,6 +31,10 @@ class Ratings:
 
     async def profile(self, player: str) -> Profile:
         return await profile(self.store, player, history=50)
+
+    async def history(self, player: str) -> list[HistoryEntry]:
+        """Every rating change of the player, newest first (for the profile's chart)."""
+        return await self.store.history(player, limit=WHOLE)
 
     async def rating(self, player: str) -> float:
         return (await self.profile(player)).rating

@@ -22,7 +22,7 @@ from services.runtime.sqlite import Database, SqliteStore, write
 
 FILE = "history.sqlite3"
 COLUMNS = ", ".join(f'"{c}"' for c in ROW_COLUMNS)
-BOOLS = frozenset({"rated", "public"})
+BOOLS = frozenset({"rated", "public", "flower_pig", "not_ready"})
 
 
 def _row(values: tuple[Any, ...]) -> HandRow:
@@ -68,6 +68,16 @@ class EmbeddedHistoryStore(SqliteStore):
             "WHERE o.hand_id = h.hand_id AND o.player = ?)) "
             "ORDER BY h.ended_ms DESC, h.hand_id DESC LIMIT ?",
             (player, before_ms if before_ms is not None else 2**62, viewer, viewer, limit),
+        )
+        return [_row(r) for r in rows]
+
+    async def figure_rows(self, player: str, viewer: str | None) -> list[HandRow]:
+        rows = await self.database.fetchall(
+            f"SELECT {COLUMNS} FROM hands h WHERE h.player = ? "
+            "AND (h.public OR ? IS NULL OR ? = h.player OR EXISTS (SELECT 1 FROM hands o "
+            "WHERE o.hand_id = h.hand_id AND o.player = ?)) "
+            "ORDER BY h.ended_ms, h.hand_id",
+            (player, viewer, viewer, viewer),
         )
         return [_row(r) for r in rows]
 

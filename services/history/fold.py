@@ -16,6 +16,12 @@ use the same fold, so a rebuild from the log produces the same rows as the live 
   ``table_opened``: whether it is public, Quick Play, and whether computers may sit.
 - ``rows_of`` turns an ended hand and its table's facts into one ``HandRow`` per seat.
 
+The facts a player's figures need (``services.history.figures``) are read here and nowhere
+else: how each seat won (``won``: self-drawn or on a discard, a robbed kong counting as a
+discard as RULES.md §5.1 pays it), how many wins its discards paid for (``dealt_in``), and
+at a wall exhaustion (RULES.md §6) whether a remaining seat was a flower pig or clean and
+not ready.
+
 Kinds: ``rated`` (a rated hand), ``quick_play`` (a Quick Play table, rated or not),
 ``practice`` (a private table with computer seats: what the practice button opens),
 ``casual`` (everything else, tables started without the lobby too).
@@ -65,6 +71,17 @@ class HandRow(msgspec.Struct, frozen=True, kw_only=True):
     """Where the hand's log is: its ``table.events`` partition and offsets."""
     start_offset: int
     end_offset: int
+    # The figures' facts (added by history migration 2; rows written before it keep these
+    # defaults until the history is rebuilt from the log).
+    won: str | None = None
+    """self_drawn or discard (a robbed kong too); None: did not win."""
+    dealt_in: int = 0
+    """Wins the player paid for as the discarder (or the robbed kong's declarer)."""
+    flower_pig: bool = False
+    """At a wall exhaustion: still held a tile of the missing suit (RULES.md §6.1)."""
+    not_ready: bool = False
+    """At a wall exhaustion: clean but not ready (RULES.md §6.2); flower pigs are not
+    counted here."""
 
 
 ROW_COLUMNS: tuple[str, ...] = tuple(HandRow.__struct_fields__)
@@ -92,6 +109,9 @@ class OpenHand:
     start: ev.HandStarted
     offset: int
     best_fans: list[int | None]
+    won: list[str | None] = field(default_factory=lambda: [None] * 4)
+    dealt_in: list[int] = field(default_factory=lambda: [0] * 4)
+    exhausted: ev.WallExhausted | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +125,11 @@ class EndedHand:
     end_offset: int
     ended_ms: int
     best_fans: tuple[int | None, ...]
+    won: tuple[str | None, ...] = (None,) * 4
+    dealt_in: tuple[int, ...] = (0,) * 4
+    flower_pigs: frozenset[int] = frozenset()
+    not_ready: frozenset[int] = frozenset()
+    """Clean seats not ready at a wall exhaustion."""
 
 
 @dataclass(slots=True)
@@ -128,11 +153,12 @@ class HandsFold:
         """Fold one record of the partition (in offset order)."""
         self.position = record.offset + 1
         value = record.value
-        # Only three kinds of event matter: skip the others without decoding them.
+        # Only four kinds of event matter: skip the others without decoding them.
         if not (
             b'"type":"hand_started"' in value
             or b'"type":"won"' in value
             or b'"type":"hand_ended"' in value
+            or b'"type":"wall_exhausted"' in value
         ):
             return
         try:
@@ -154,9 +180,15 @@ class HandsFold:
             if 0 <= e.seat < 4:
                 best = hand.best_fans[e.seat]
                 hand.best_fans[e.seat] = e.fan if best is None else max(best, e.fan)
+                hand.won[e.seat] = "self_drawn" if e.self_drawn else "discard"
+                if not e.self_drawn and e.from_seat is not None and 0 <= e.from_seat < 4:
+                    hand.dealt_in[e.from_seat] += 1
+        elif isinstance(e, ev.WallExhausted):
+            hand.exhausted = e
         elif isinstance(e, ev.HandEnded):
             del self.open[e.table_id]
             if len(e.scores) == 4 and len(e.placements) == 4:
+                pigs, not_ready = _exhaustion(hand.exhausted)
                 self.ended.append(
                     EndedHand(
                         start=hand.start,
@@ -166,12 +198,26 @@ class HandsFold:
                         end_offset=record.offset,
                         ended_ms=record.timestamp_ms,
                         best_fans=tuple(hand.best_fans),
+                        won=tuple(hand.won),
+                        dealt_in=tuple(hand.dealt_in),
+                        flower_pigs=pigs,
+                        not_ready=not_ready,
                     )
                 )
 
     def take_ended(self) -> list[EndedHand]:
         ended, self.ended = self.ended, []
         return ended
+
+
+def _exhaustion(e: ev.WallExhausted | None) -> tuple[frozenset[int], frozenset[int]]:
+    """The flower pigs and the clean seats not ready of a wall exhaustion (RULES.md §6):
+    ``ready`` is null for winners and false for flower pigs."""
+    if e is None:
+        return frozenset(), frozenset()
+    pigs = frozenset(s for s in e.flower_pigs if 0 <= s < 4)
+    not_ready = frozenset(s for s, r in enumerate(e.ready[:4]) if r is False and s not in pigs)
+    return pigs, not_ready
 
 
 def table_facts(record: Record) -> TableFacts | None:
@@ -227,6 +273,10 @@ def rows_of(hand: EndedHand, facts: TableFacts | None) -> list[HandRow]:
             partition=hand.partition,
             start_offset=hand.start_offset,
             end_offset=hand.end_offset,
+            won=hand.won[seat],
+            dealt_in=hand.dealt_in[seat],
+            flower_pig=seat in hand.flower_pigs,
+            not_ready=seat in hand.not_ready,
         )
         for seat, player in enumerate(start.seats)
     ]

@@ -9,6 +9,13 @@ Tables (PostgreSQL: in one schema, ``history`` by default; SQLite: in ``history.
 - ``positions``: per input partition (``table.events`` 0-7, ``lobby.events`` 0), the next
   offset to read and where a restart reads from to rebuild the hands still open. Written in
   the same transaction as the rows above: exactly once.
+
+Migration 2 adds the facts of a player's figures (``services.history.figures``) to
+``hands``: ``won`` (self_drawn, discard or null), ``dealt_in`` (wins the player's discards
+paid for), ``flower_pig`` and ``not_ready`` (at a wall exhaustion). Rows written before it
+get null, 0, false, false: a win is still known from ``best_fan``, but not how it was won,
+nor the deal-ins and the exhaustion facts. ``history rebuild`` reports those rows as
+differing from the log; dropping the store and restarting the projection refolds them.
 """
 
 from __future__ import annotations
@@ -58,6 +65,16 @@ CREATE TABLE {schema}.positions (
 );
 """,
     ),
+    (
+        2,
+        "the figures' facts: how a seat won, its deal-ins, flower pig, not ready",
+        """
+ALTER TABLE {schema}.hands ADD COLUMN won text;
+ALTER TABLE {schema}.hands ADD COLUMN dealt_in integer NOT NULL DEFAULT 0;
+ALTER TABLE {schema}.hands ADD COLUMN flower_pig boolean NOT NULL DEFAULT false;
+ALTER TABLE {schema}.hands ADD COLUMN not_ready boolean NOT NULL DEFAULT false;
+""",
+    ),
 )
 
 SQLITE: tuple[Migration, ...] = (
@@ -99,6 +116,16 @@ CREATE TABLE positions (
   open_from INTEGER NOT NULL,
   PRIMARY KEY (topic, "partition")
 ) WITHOUT ROWID;
+""",
+    ),
+    (
+        2,
+        "the figures' facts: how a seat won, its deal-ins, flower pig, not ready",
+        """
+ALTER TABLE hands ADD COLUMN won TEXT;
+ALTER TABLE hands ADD COLUMN dealt_in INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE hands ADD COLUMN flower_pig INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE hands ADD COLUMN not_ready INTEGER NOT NULL DEFAULT 0;
 """,
     ),
 )

@@ -97,6 +97,12 @@ class HistoryStore(Protocol):
         table's hands only when the viewer played them too (None: no such filter)."""
         ...
 
+    async def figure_rows(self, player: str, viewer: str | None) -> list[HandRow]:
+        """Every finished hand of ``player`` (oldest first) that ``viewer`` may see, for the
+        figures (``services.history.figures``): a private table's hands only when the viewer
+        played them too (None, or the player: all of them)."""
+        ...
+
     async def hand(self, hand_id: str) -> list[HandRow]:
         """A hand's rows in seat order (empty: not in the history)."""
         ...

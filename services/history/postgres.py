@@ -107,6 +107,18 @@ class PostgresHistoryStore(PostgresStore):
         )
         return [_row(r) for r in rows]
 
+    async def figure_rows(self, player: str, viewer: str | None) -> list[HandRow]:
+        s = self.s
+        rows = await self.pool.fetch(
+            f"SELECT {COLUMNS} FROM {s}.hands h WHERE h.player = $1 "
+            "AND (h.public OR $2::text IS NULL OR $2 = h.player OR EXISTS (SELECT 1 FROM "
+            f"{s}.hands o WHERE o.hand_id = h.hand_id AND o.player = $2)) "
+            "ORDER BY h.ended_ms, h.hand_id",
+            player,
+            viewer,
+        )
+        return [_row(r) for r in rows]
+
     async def hand(self, hand_id: str) -> list[HandRow]:
         rows = await self.pool.fetch(
             f"SELECT {COLUMNS} FROM {self.s}.hands WHERE hand_id = $1 ORDER BY seat", hand_id

@@ -14,7 +14,8 @@ retries with backoff (1 s doubling to 30 s); it catches up when the database is 
 A stored position beyond the end of its partition (a new broker with an old database)
 stops the service with an error: the history would silently miss hands.
 
-``rebuild`` folds the whole log up to the live positions with the same fold and compares.
+``rebuild`` folds the whole log up to the live positions with the same fold and compares
+the rows, the tables, the positions and every player's figures (``services.history.figures``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 
 import prometheus_client as prom
 
+from services.history.figures import PlayerFigures, figures
 from services.history.fold import HandRow, HandsFold, TableFacts, table_facts
 from services.history.store import HistoryStore, Position, PositionKey, Step, rows_for
 from services.runtime.backoff import Backoff
@@ -314,6 +316,15 @@ def _compare(
         report.examples.append(f"{name} {k}: live {live.get(k)!r} != log {fresh.get(k)!r}")
 
 
+def _figures(rows: list[HandRow]) -> dict[object, object]:
+    """Every player's figures over all their rows."""
+    by_player: dict[str, list[HandRow]] = {}
+    for r in rows:
+        by_player.setdefault(r.player, []).append(r)
+    out: dict[object, PlayerFigures] = {p: figures(rs) for p, rs in by_player.items()}
+    return dict(out)
+
+
 async def rebuild(
     event_log: EventLog,
     store: HistoryStore,
@@ -336,6 +347,7 @@ async def rebuild(
         {(r.hand_id, r.seat): r for r in fresh.rows},
         report,
     )
+    _compare("figures", _figures(snapshot.rows), _figures(fresh.rows), report)
     _compare(
         "tables",
         {f.table_id: f for f in snapshot.facts},

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from schemas import commands as cmd
+from schemas import events as ev
 from services.rules.hand import handle, start_hand
 from services.rules.shuffle import DIRECTIONS, Deal
 from services.rules.state import HandState
@@ -55,7 +56,7 @@ def _deal(scenario: dict[str, Any]) -> Deal:
     return Deal(hands=hands, wall=wall, direction=direction)
 
 
-def _opening(state: HandState, scenario: dict[str, Any]) -> None:
+def _opening(state: HandState, scenario: dict[str, Any]) -> list[ev.Event]:
     exchange = scenario["exchange"].get("tiles", [None] * 4)
     missing = scenario.get("missing", [None] * 4)
     steps: list[cmd.HandCommand] = []
@@ -69,10 +70,13 @@ def _opening(state: HandState, scenario: dict[str, Any]) -> None:
     for seat in range(4):
         m = missing[seat]
         steps.append(cmd.Timeout(seat=seat) if m is None else cmd.DeclareMissing(seat=seat, suit=m))
+    events: list[ev.Event] = []
     for step in steps:
         result = handle(state, step)
         if isinstance(result, cmd.Rejection):
             raise ScenarioError(f"opening choice of seat {step.seat} refused: {result.reason}")
+        events.extend(result)
+    return events
 
 
 def prepare(scenario: dict[str, Any]) -> HandState:
@@ -80,6 +84,24 @@ def prepare(scenario: dict[str, Any]) -> HandState:
     state, _ = start_hand("scenario", str(scenario.get("id", "scenario")), _deal(scenario))
     _opening(state, scenario)
     return state
+
+
+def played(
+    scenario: dict[str, Any], players: list[str] | None = None
+) -> tuple[HandState, list[ev.Event]]:
+    """The scenario's hand after all its actions, and every event of it from
+    ``hand_started`` on (for folds of whole logs). Raises ScenarioError when an action is
+    refused."""
+    state, events = start_hand(
+        "scenario", str(scenario.get("id", "scenario")), _deal(scenario), players=players
+    )
+    events += _opening(state, scenario)
+    for text in scenario.get("actions", []):
+        result = handle(state, parse_action(text))
+        if isinstance(result, cmd.Rejection):
+            raise ScenarioError(f"action {text!r} refused: {result.reason}")
+        events.extend(result)
+    return state, events
 
 
 def run(scenario: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The hand-history projection on a real Kafka broker and a real PostgreSQL database: hands
 that end while PostgreSQL restarts, a kill -9 of the projection mid-stream, and a rebuild
-from the log equal to the live rows (issue 17, defect 3)."""
+from the log equal to the live rows (issue 17, defect 3) and to every player's live figures
+(issue 20); the figures' columns of migration 2 on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ import asyncpg
 import pytest
 
 from schemas import events as ev
+from services.history.figures import figures
+from services.history.migrations import POSTGRES
 from services.history.postgres import PostgresHistoryStore
-from services.history.service import HistoryService, rebuild
+from services.history.service import HistoryService, fold_log, rebuild
 from services.runtime.kafka import KafkaLog
 from services.simulate import simulate
 from services.table.service import TableService
 from tests.cluster_support import free_ports
+from tests.service.history_store_checks import OLD_COLUMNS, check_figures_columns, old_values
 from tests.service.logs import hand_logs
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kafka")]
@@ -233,6 +237,7 @@ def test_kill_9_of_the_projection_mid_stream_loses_and_doubles_nothing(
             proc.send_signal(signal.SIGTERM)
             assert await asyncio.to_thread(proc.wait, 60) == 0
             _assert_each_hand_once(await _rows(postgres_dsn, schema, prefix), ended)
+            await _assert_live_figures_equal_the_logs(log, postgres_dsn, schema, prefix)
         finally:
             stop.set()
             await task
@@ -252,5 +257,57 @@ def test_kill_9_of_the_projection_mid_stream_loses_and_doubles_nothing(
         )
         assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
         assert "IDENTICAL" in rebuilt.stdout
+
+    asyncio.run(go())
+
+
+async def _assert_live_figures_equal_the_logs(
+    log: KafkaLog, dsn: str, schema: str, prefix: str
+) -> None:
+    """Every player's ``PlayerFigures`` from the live store (its ``figure_rows``) equal the
+    figures of the rows folded again from the log up to the live positions."""
+    store = PostgresHistoryStore(dsn, schema)
+    await store.start()
+    try:
+        snapshot = await store.snapshot()
+        fresh = await fold_log(log, snapshot.positions)
+        players = {r.player for r in snapshot.rows if r.table_id.startswith(prefix)}
+        assert len(players) >= 4
+        totals = {"wins": 0, "deal_ins": 0, "self_drawn": 0, "exhausted": 0}
+        for player in sorted(players):
+            live = figures(await store.figure_rows(player, player))
+            again = figures(r for r in fresh.rows if r.player == player)
+            assert live == again, player
+            assert live.hands == sum(live.places) > 0
+            totals["wins"] += live.wins
+            totals["deal_ins"] += live.deal_ins
+            totals["self_drawn"] += live.self_drawn
+            totals["exhausted"] += live.exhausted_remaining
+        # The hands played give the figures something to count, and add up.
+        assert totals["wins"] > 0, totals
+        assert totals["wins"] == totals["self_drawn"] + totals["deal_ins"], totals
+    finally:
+        await store.close()
+
+
+def test_migration_2_on_postgres_keeps_old_rows_and_stores_the_figures_facts(
+    postgres_dsn: str, schema: str
+) -> None:
+    async def go() -> None:
+        old = PostgresHistoryStore(postgres_dsn, schema)
+        old.migrations = POSTGRES[:1]
+        await old.start()
+        await old.pool.execute(
+            f"INSERT INTO {old.s}.hands ({OLD_COLUMNS}) VALUES "
+            f"({', '.join(f'${i + 1}' for i in range(16))})",
+            *old_values(),
+        )
+        await old.close()
+        store = PostgresHistoryStore(postgres_dsn, schema)
+        await store.start()
+        try:
+            await check_figures_columns(store)
+        finally:
+            await store.close()
 
     asyncio.run(go())

@@ -4,6 +4,7 @@ through crashes and failed transactions, and a rebuild from the log equal to the
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import msgspec
@@ -248,3 +249,27 @@ def test_a_hand_open_too_long_is_given_up_the_same_way_whatever_the_batches() ->
         assert [h.end.hand_id for h in first.ended + again.ended] == [
             h.end.hand_id for h in whole.ended
         ]
+
+
+def test_migration_2_keeps_old_rows_and_stores_the_figures_facts(tmp_path: Path) -> None:
+    from services.history.embedded import FILE
+    from services.history.migrations import SQLITE
+    from services.runtime.sqlite import connect, migrate
+    from tests.service.history_store_checks import OLD_COLUMNS, check_figures_columns, old_values
+
+    db = connect(tmp_path / FILE)
+    assert migrate(db, SQLITE[:1]) == [1]
+    values = list(old_values())
+    values[8] = json.dumps(values[8])  # players: a JSON list in SQLite
+    db.execute(f"INSERT INTO hands ({OLD_COLUMNS}) VALUES ({', '.join('?' * 16)})", values)
+    db.close()
+
+    async def go() -> None:
+        store = EmbeddedHistoryStore(tmp_path)
+        await store.start()
+        try:
+            await check_figures_columns(store)
+        finally:
+            await store.close()
+
+    asyncio.run(go())

@@ -1,11 +1,13 @@
 // The web client's entry point: session (a guest at first), language, the header, and a
-// hash router: #/lobby, #/table/<id>, #/join/<id>/<code>, #/replay/<hand>, #/ratings, #/history.
+// hash router: #/lobby, #/table/<id>, #/join/<id>/<code>, #/replay/<hand>, #/ratings, #/history,
+// #/player/<id> (a profile; #/player alone: one's own).
 import { announce } from "./a11y.js";
 import { api, ensureSession, saveSession, session } from "./api.js";
 import { h } from "./board.js";
 import { chooseLanguage, currentLanguage, serverMessage, setLanguage, t, translatePage } from "./i18n.js";
 import { closeLobby, joinTable, openLobby } from "./lobby.js";
 import { closeReplay, openHistory, openRatings, openReplay } from "./pages.js";
+import { closeProfile, openProfile } from "./profile.js";
 import { followSeat, holdTable } from "./seating.js";
 import { closeTable, openTable, practiceState } from "./table.js";
 
@@ -40,6 +42,9 @@ function renderHeader() {
       );
     }
   }
+  // "My profile" in the nav leads to the signed-in player's own page.
+  const profileLink = document.querySelector('nav a[data-nav="profile"]');
+  if (profileLink && s && s.account) profileLink.setAttribute("href", `#/player/${encodeURIComponent(s.account.id)}`);
   const langSelect = document.getElementById("lang");
   langSelect.value = currentLanguage();
 }
@@ -91,6 +96,7 @@ function closeAll() {
   closeLobby();
   closeTable();
   closeReplay();
+  closeProfile();
 }
 
 async function route() {
@@ -123,6 +129,11 @@ async function route() {
     document.body.dataset.page = "ratings";
     mark("ratings");
     await openRatings(root);
+  } else if (parts[0] === "player") {
+    document.body.dataset.page = "profile";
+    const own = session() && session().account ? session().account.id : null;
+    if (!parts[1] || parts[1] === own) mark("profile");
+    await openProfile(root, parts[1] || own);
   } else if (parts[0] === "history") {
     document.body.dataset.page = "history";
     mark("history");
