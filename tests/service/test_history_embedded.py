@@ -18,6 +18,7 @@ from services.runtime.log import read_through
 from services.runtime.topics import TABLE_EVENTS, TOPICS
 from services.simulate import simulate
 from services.table.service import TableService
+from tests.service.history_pages import check_pages
 
 
 async def _played(directory: Path, hands: int) -> EmbeddedLog:
@@ -248,3 +249,15 @@ def test_a_hand_open_too_long_is_given_up_the_same_way_whatever_the_batches() ->
         assert [h.end.hand_id for h in first.ended + again.ended] == [
             h.end.hand_id for h in whole.ended
         ]
+
+
+def test_a_players_hands_by_kind_in_pages_with_their_count(tmp_path: Path) -> None:
+    async def go() -> None:
+        store = EmbeddedHistoryStore(tmp_path)
+        await store.start()
+        try:
+            await check_pages(store)
+        finally:
+            await store.close()
+
+    asyncio.run(go())
