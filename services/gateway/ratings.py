@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.rating.read import Profile, Ranked, leaderboard, profile
-from services.rating.store import RatingStore, RecomputeReport, open_store
+from services.rating.read import Profile, Ranked, leaderboard, place, profile
+from services.rating.store import Place, RatingStore, RecomputeReport, open_store
 from services.runtime.log import EventLog
 
 
@@ -32,8 +32,15 @@ class Ratings:
     async def rating(self, player: str) -> float:
         return (await self.profile(player)).rating
 
-    async def leaderboard(self, limit: int, offset: int) -> list[Ranked]:
-        return await leaderboard(self.store, limit=limit, offset=offset)
+    async def leaderboard(
+        self, limit: int, offset: int, with_provisional: bool = False
+    ) -> list[Ranked]:
+        return await leaderboard(
+            self.store, limit=limit, offset=offset, with_provisional=with_provisional
+        )
+
+    async def place(self, player: str, with_provisional: bool = False) -> Place:
+        return await place(self.store, player, with_provisional=with_provisional)
 
     async def recompute(self) -> RecomputeReport:
         from services.rating.service import recompute
