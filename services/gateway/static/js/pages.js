@@ -69,7 +69,7 @@ export async function openRatings(root) {
 }
 
 const BOARD_LINES = 50;
-const HAND_PAGE = 20;
+const HAND_PAGE = 10;
 const HAND_KINDS = ["all", "practice", "casual", "rated", "quick_play"];
 // Where "My hands" was (kind and page), so that coming back from a replay finds it again.
 const handsAt = { kind: "all", page: 0 };
