@@ -635,10 +635,22 @@ async def player_hands(
     account: AccountDep,
     limit: FromQuery[int] = 20,
     before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
+    # Checked by the route (``bad_kind``, ``bad_offset``: messages a player can read); the
+    # bounds are in the OpenAPI document only.
     kind: Annotated[
-        str | None, QueryParameter(description="practice, casual, rated or quick_play")
+        str | None,
+        QueryParameter(
+            description="practice, casual, rated or quick_play; absent: every kind",
+            schema_extra={"enum": list(KINDS)},
+        ),
     ] = None,
-    offset: Annotated[int, QueryParameter(description=f"0 to {MAX_QUERY_INT}")] = 0,
+    offset: Annotated[
+        int,
+        QueryParameter(
+            description="how many hands to skip",
+            schema_extra={"minimum": 0, "maximum": MAX_QUERY_INT},
+        ),
+    ] = 0,
 ) -> Response[list[ListedHand]]:
     """A player's finished hands, newest first, from the hand-history projection: kind,
     players in seat order and their names, points, place, best fan. A private table's hands
