@@ -121,6 +121,8 @@ AccountCode = Literal[
 GatewayCode = Literal[
     # REST answers (services.gateway.api.ApiError, limits, the app's start)
     "admin_disabled",
+    "bad_kind",
+    "bad_offset",
     "bad_path",
     "bad_request",
     "bad_wait",
@@ -252,6 +254,8 @@ PARAMS: dict[Code, tuple[str, ...]] = {
     "too_many_attempts": ("retry_after_s",),
     # gateway: REST
     "admin_disabled": (),
+    "bad_kind": ("kind",),
+    "bad_offset": (),
     "bad_path": (),
     "bad_request": (),
     "bad_wait": ("max", "min"),

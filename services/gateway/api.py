@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Request, Response, Router, delete, get, post
+from litestar.datastructures import ResponseHeader
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException
 from litestar.handlers import HTTPRouteHandler
@@ -41,7 +42,7 @@ from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
 from services.gateway.table_info import table_info
 from services.history.figures import PlayerFigures, figures
-from services.history.fold import HandRow
+from services.history.fold import KINDS, HandRow
 from services.rules import hand_over, seat_view, seen_events
 
 log = logging.getLogger("mahjong.gateway.api")
@@ -577,6 +578,8 @@ class Ranked(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     rating: float
     rated_hands: int
+    provisional: bool = False
+    """Fewer than 10 rated hands: listed after every established player."""
 
 
 @get("/ratings/leaderboard", responses=errors(400, 401))
@@ -585,9 +588,14 @@ async def ratings_leaderboard(
     account: AccountDep,
     limit: FromQuery[int] = 50,
     offset: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = 0,
+    provisional: FromQuery[bool] = True,
 ) -> list[Ranked]:
-    """Established (non-provisional) players by rating."""
-    rows = await gateway.ratings.leaderboard(max(1, min(limit, 200)), max(0, offset))
+    """Established players by rating, highest first, then the provisional ones (fewer than 10
+    rated hands) by rating, marked ``provisional``; ties by player id. ``rank`` counts over
+    that whole order. ``provisional=false``: established players only."""
+    rows = await gateway.ratings.leaderboard(
+        max(1, min(limit, 200)), max(0, offset), with_provisional=provisional
+    )
     names = await gateway.names([r.standing.player for r in rows])
     return [
         Ranked(
@@ -596,23 +604,111 @@ async def ratings_leaderboard(
             name=names.get(r.standing.player, r.standing.player),
             rating=r.standing.rating,
             rated_hands=r.standing.rated_hands,
+            provisional=r.standing.provisional,
         )
         for r in rows
     ]
 
 
-@get("/players/{player:str}/hands", responses=errors(400, 401))
+class MyRank(msgspec.Struct, frozen=True, kw_only=True):
+    """The caller's line of the leaderboard, wherever it falls."""
+
+    player: str
+    name: str
+    rank: int | None
+    """Counted as ``/ratings/leaderboard`` lists (with the same ``provisional``); None: not
+    listed (no rated hand yet)."""
+    of: int
+    """How many players the leaderboard lists."""
+    rating: float
+    rated_hands: int
+    provisional: bool
+
+
+@get("/ratings/leaderboard/me", responses=errors(400, 401))
+async def my_rank(
+    gateway: GatewayDep, account: AccountDep, provisional: FromQuery[bool] = True
+) -> MyRank:
+    """The caller's rank on the leaderboard, counted as the list is, even far below its
+    first page."""
+    place = await gateway.ratings.place(account.id, with_provisional=provisional)
+    s = (await gateway.ratings.profile(account.id)).standing
+    return MyRank(
+        player=account.id,
+        name=account.name,
+        rank=place.rank,
+        of=place.of,
+        rating=s.rating,
+        rated_hands=s.rated_hands,
+        provisional=s.provisional,
+    )
+
+
+class ListedHand(HandRow, frozen=True, kw_only=True):
+    """A row of ``/players/{player}/hands``: the history row and its players' names."""
+
+    names: dict[str, str] = msgspec.field(default_factory=dict)
+    """Display names by player id (a computer seat keeps its id: the client names it)."""
+
+
+HAND_PAGE = 100
+"""The most hands one page lists."""
+
+
+@get(
+    "/players/{player:str}/hands",
+    responses=errors(400, 401),
+    response_headers=[
+        ResponseHeader(
+            name="x-total-count",
+            description="how many hands these filters list over all pages",
+            documentation_only=True,
+        )
+    ],
+)
 async def player_hands(
     player: FromPath[str],
     gateway: GatewayDep,
     account: AccountDep,
     limit: FromQuery[int] = 20,
     before_ms: Annotated[int, QueryParameter(ge=0, le=MAX_QUERY_INT)] = MAX_QUERY_INT,
-) -> list[HandRow]:
+    # Checked by the route (``bad_kind``, ``bad_offset``: messages a player can read); the
+    # bounds are in the OpenAPI document only.
+    kind: Annotated[
+        str | None,
+        QueryParameter(
+            description="practice, casual, rated or quick_play; absent: every kind",
+            schema_extra={"enum": list(KINDS)},
+        ),
+    ] = None,
+    offset: Annotated[
+        int,
+        QueryParameter(
+            description="how many hands to skip",
+            schema_extra={"minimum": 0, "maximum": MAX_QUERY_INT},
+        ),
+    ] = 0,
+) -> Response[list[ListedHand]]:
     """A player's finished hands, newest first, from the hand-history projection: kind,
-    players in seat order, points, place, best fan. A private table's hands are listed only
-    to its players."""
-    return await gateway.history.hands(player, account.id, max(1, min(limit, 100)), before_ms)
+    players in seat order and their names, points, place, best fan. A private table's hands
+    are listed only to its players. Pages: ``limit`` (1-100) hands from ``offset``, only
+    ``kind`` when given; the header ``X-Total-Count`` says how many there are in all."""
+    if kind is not None and kind not in KINDS:
+        raise ApiError(400, "bad_kind", f"kind is one of {', '.join(KINDS)}", kind=kind[:40])
+    if not 0 <= offset <= MAX_QUERY_INT:
+        raise ApiError(400, "bad_offset", f"offset is 0 to {MAX_QUERY_INT}")
+    store = gateway.history
+    page = max(1, min(limit, HAND_PAGE))
+    rows, total = await asyncio.gather(
+        store.hands(player, account.id, page, before_ms, kind=kind, offset=offset),
+        store.count_hands(player, account.id, before_ms, kind=kind),
+    )
+    names = await gateway.names(sorted({p for r in rows for p in r.players}))
+    listed = [
+        ListedHand(**msgspec.structs.asdict(r), names={p: names.get(p, p) for p in r.players})
+        for r in rows
+    ]
+    return Response(listed, headers={"x-total-count": str(total)})
 
 
 class ExportOut(msgspec.Struct, frozen=True, kw_only=True):
@@ -808,7 +904,7 @@ ROUTES = [
         "/api",
         tags=["profiles"],
         security=SESSION,
-        route_handlers=[player_profile, player_ratings, player_stats, ratings_leaderboard],
+        route_handlers=[player_profile, player_ratings, player_stats, ratings_leaderboard, my_rank],
     ),
     Router(
         "/api",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.rating.read import Profile, Ranked, leaderboard, profile
-from services.rating.store import HistoryEntry, RatingStore, RecomputeReport, open_store
+from services.rating.read import Profile, Ranked, leaderboard, place, profile, shown_change
+from services.rating.store import HistoryEntry, Place, RatingStore, RecomputeReport, open_store
 from services.runtime.log import EventLog
 
 WHOLE = 1_000_000
@@ -34,13 +34,20 @@ class Ratings:
 
     async def history(self, player: str) -> list[HistoryEntry]:
         """Every rating change of the player, newest first (for the profile's chart)."""
-        return await self.store.history(player, limit=WHOLE)
+        return [shown_change(h) for h in await self.store.history(player, limit=WHOLE)]
 
     async def rating(self, player: str) -> float:
         return (await self.profile(player)).rating
 
-    async def leaderboard(self, limit: int, offset: int) -> list[Ranked]:
-        return await leaderboard(self.store, limit=limit, offset=offset)
+    async def leaderboard(
+        self, limit: int, offset: int, with_provisional: bool = False
+    ) -> list[Ranked]:
+        return await leaderboard(
+            self.store, limit=limit, offset=offset, with_provisional=with_provisional
+        )
+
+    async def place(self, player: str, with_provisional: bool = False) -> Place:
+        return await place(self.store, player, with_provisional=with_provisional)
 
     async def recompute(self) -> RecomputeReport:
         from services.rating.service import recompute

@@ -39,6 +39,21 @@ def _values(row: HandRow) -> tuple[Any, ...]:
     )
 
 
+# The hands ``hands`` lists (?1 player, ?2 viewer, ?3 before_ms, ?4 kind or NULL): a private
+# table's hands only when the viewer played them too.
+_LISTED = (
+    "h.player = ?1 AND h.ended_ms < ?3 AND (?4 IS NULL OR h.kind = ?4) "
+    "AND (h.public OR ?2 IS NULL OR EXISTS (SELECT 1 FROM hands o "
+    "WHERE o.hand_id = h.hand_id AND o.player = ?2))"
+)
+
+
+def _listed(
+    player: str, viewer: str | None, before_ms: int | None, kind: str | None
+) -> tuple[str, str | None, int, str | None]:
+    return (player, viewer, before_ms if before_ms is not None else 2**62, kind)
+
+
 def _facts(values: tuple[Any, ...]) -> TableFacts:
     table_id, public, quick_play, computers, opened_ms = values
     return TableFacts(table_id, bool(public), bool(quick_play), bool(computers), opened_ms)
@@ -60,26 +75,36 @@ class EmbeddedHistoryStore(SqliteStore):
         return await self.database.run(lambda db: _apply(db, step))
 
     async def hands(
-        self, player: str, viewer: str | None, limit: int, before_ms: int | None = None
+        self,
+        player: str,
+        viewer: str | None,
+        limit: int,
+        before_ms: int | None = None,
+        kind: str | None = None,
+        offset: int = 0,
     ) -> list[HandRow]:
         rows = await self.database.fetchall(
-            f"SELECT {COLUMNS} FROM hands h WHERE h.player = ? AND h.ended_ms < ? "
-            "AND (h.public OR ? IS NULL OR EXISTS (SELECT 1 FROM hands o "
-            "WHERE o.hand_id = h.hand_id AND o.player = ?)) "
-            "ORDER BY h.ended_ms DESC, h.hand_id DESC LIMIT ?",
-            (player, before_ms if before_ms is not None else 2**62, viewer, viewer, limit),
+            f"SELECT {COLUMNS} FROM hands h WHERE {_LISTED} "
+            "ORDER BY h.ended_ms DESC, h.hand_id DESC LIMIT ?5 OFFSET ?6",
+            (*_listed(player, viewer, before_ms, kind), limit, offset),
         )
         return [_row(r) for r in rows]
 
     async def figure_rows(self, player: str, viewer: str | None) -> list[HandRow]:
         rows = await self.database.fetchall(
-            f"SELECT {COLUMNS} FROM hands h WHERE h.player = ? "
-            "AND (h.public OR ? IS NULL OR ? = h.player OR EXISTS (SELECT 1 FROM hands o "
-            "WHERE o.hand_id = h.hand_id AND o.player = ?)) "
-            "ORDER BY h.ended_ms, h.hand_id",
-            (player, viewer, viewer, viewer),
+            f"SELECT {COLUMNS} FROM hands h WHERE {_LISTED} ORDER BY h.ended_ms, h.hand_id",
+            _listed(player, viewer, None, None),
         )
         return [_row(r) for r in rows]
+
+    async def count_hands(
+        self, player: str, viewer: str | None, before_ms: int | None = None, kind: str | None = None
+    ) -> int:
+        found = await self.database.fetchone(
+            f"SELECT count(*) FROM hands h WHERE {_LISTED}",
+            _listed(player, viewer, before_ms, kind),
+        )
+        return int(found[0])
 
     async def hand(self, hand_id: str) -> list[HandRow]:
         rows = await self.database.fetchall(

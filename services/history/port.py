@@ -91,10 +91,24 @@ class HistoryStore(Protocol):
         ...
 
     async def hands(
-        self, player: str, viewer: str | None, limit: int, before_ms: int | None = None
+        self,
+        player: str,
+        viewer: str | None,
+        limit: int,
+        before_ms: int | None = None,
+        kind: str | None = None,
+        offset: int = 0,
     ) -> list[HandRow]:
         """``player``'s finished hands, newest first, as ``viewer`` may see them: a private
-        table's hands only when the viewer played them too (None: no such filter)."""
+        table's hands only when the viewer played them too (None: no such filter); only
+        hands of ``kind`` when given (one of ``fold.KINDS``); the first ``offset`` of them
+        skipped."""
+        ...
+
+    async def count_hands(
+        self, player: str, viewer: str | None, before_ms: int | None = None, kind: str | None = None
+    ) -> int:
+        """How many hands ``hands`` lists with these filters, over all pages."""
         ...
 
     async def figure_rows(self, player: str, viewer: str | None) -> list[HandRow]:

@@ -91,33 +91,58 @@ class PostgresHistoryStore(PostgresStore):
             )
         return Applied(len(step.ended), len(rows), len(step.facts))
 
-    async def hands(
-        self, player: str, viewer: str | None, limit: int, before_ms: int | None = None
-    ) -> list[HandRow]:
-        s = self.s
-        rows = await self.pool.fetch(
-            f"SELECT {COLUMNS} FROM {s}.hands h WHERE h.player = $1 AND h.ended_ms < $2 "
+    def _listed(self) -> str:
+        """The hands ``hands`` lists ($1 player, $2 before_ms, $3 viewer, $4 kind or NULL): a
+        private table's hands only when the viewer played them too."""
+        return (
+            "h.player = $1 AND h.ended_ms < $2 AND ($4::text IS NULL OR h.kind = $4) "
             "AND (h.public OR $3::text IS NULL OR EXISTS (SELECT 1 FROM "
-            f"{s}.hands o WHERE o.hand_id = h.hand_id AND o.player = $3)) "
-            "ORDER BY h.ended_ms DESC, h.hand_id DESC LIMIT $4",
+            f"{self.s}.hands o WHERE o.hand_id = h.hand_id AND o.player = $3))"
+        )
+
+    async def hands(
+        self,
+        player: str,
+        viewer: str | None,
+        limit: int,
+        before_ms: int | None = None,
+        kind: str | None = None,
+        offset: int = 0,
+    ) -> list[HandRow]:
+        rows = await self.pool.fetch(
+            f"SELECT {COLUMNS} FROM {self.s}.hands h WHERE {self._listed()} "
+            "ORDER BY h.ended_ms DESC, h.hand_id DESC LIMIT $5 OFFSET $6",
             player,
             before_ms if before_ms is not None else 2**62,
             viewer,
+            kind,
             limit,
+            offset,
         )
         return [_row(r) for r in rows]
 
     async def figure_rows(self, player: str, viewer: str | None) -> list[HandRow]:
-        s = self.s
         rows = await self.pool.fetch(
-            f"SELECT {COLUMNS} FROM {s}.hands h WHERE h.player = $1 "
-            "AND (h.public OR $2::text IS NULL OR $2 = h.player OR EXISTS (SELECT 1 FROM "
-            f"{s}.hands o WHERE o.hand_id = h.hand_id AND o.player = $2)) "
+            f"SELECT {COLUMNS} FROM {self.s}.hands h WHERE {self._listed()} "
             "ORDER BY h.ended_ms, h.hand_id",
             player,
+            2**62,
             viewer,
+            None,
         )
         return [_row(r) for r in rows]
+
+    async def count_hands(
+        self, player: str, viewer: str | None, before_ms: int | None = None, kind: str | None = None
+    ) -> int:
+        found = await self.pool.fetchval(
+            f"SELECT count(*) FROM {self.s}.hands h WHERE {self._listed()}",
+            player,
+            before_ms if before_ms is not None else 2**62,
+            viewer,
+            kind,
+        )
+        return int(found)
 
     async def hand(self, hand_id: str) -> list[HandRow]:
         rows = await self.pool.fetch(

@@ -23,6 +23,7 @@ from services.rating.port import (
     Batch,
     HistoryEntry,
     LogFold,
+    Place,
     PlayerRating,
     Position,
     RecomputeReport,
@@ -140,14 +141,36 @@ class EmbeddedRatingStore(SqliteStore):
         return [HistoryEntry(*r) for r in rows]
 
     async def leaderboard(
-        self, variant: str = DEFAULT_VARIANT, limit: int = 100, offset: int = 0
+        self,
+        variant: str = DEFAULT_VARIANT,
+        limit: int = 100,
+        offset: int = 0,
+        with_provisional: bool = False,
     ) -> list[PlayerRating]:
         rows = await self.database.fetchall(
             f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings "
-            "WHERE variant = ? AND provisional = 0 ORDER BY rating DESC, player LIMIT ? OFFSET ?",
-            (variant, limit, offset),
+            "WHERE variant = ? AND (? OR provisional = 0) "
+            "ORDER BY provisional, rating DESC, player LIMIT ? OFFSET ?",
+            (variant, with_provisional, limit, offset),
         )
         return [_rating(r) for r in rows]
+
+    async def place(
+        self, player: str, variant: str = DEFAULT_VARIANT, with_provisional: bool = False
+    ) -> Place:
+        # One statement, so the rank and the count belong to one snapshot. "Ahead" is the
+        # leaderboard's ORDER BY: established (0) first, then higher rating, then player id.
+        total, listed, ahead = await self.database.fetchone(
+            "SELECT (SELECT count(*) FROM ratings WHERE variant = ?1 AND (?3 OR provisional = 0)),"
+            " me.player IS NOT NULL, (SELECT count(*) FROM ratings r WHERE r.variant = ?1"
+            " AND (?3 OR r.provisional = 0) AND (r.provisional < me.provisional"
+            " OR (r.provisional = me.provisional AND (r.rating > me.rating"
+            " OR (r.rating = me.rating AND r.player < me.player)))))"
+            " FROM (SELECT 1) LEFT JOIN ratings me ON me.variant = ?1 AND me.player = ?2"
+            " AND (?3 OR me.provisional = 0)",
+            (variant, player, with_provisional),
+        )
+        return Place(rank=ahead + 1 if listed else None, of=total)
 
     # --- recompute --------------------------------------------------------------------------
 

@@ -65,6 +65,13 @@ CREATE TABLE {schema}.positions (
 );
 """,
     ),
+    (
+        2,
+        "leaderboard with provisional players: established first, then provisional",
+        """
+CREATE INDEX ratings_board ON {schema}.ratings (variant, provisional, rating DESC, player);
+""",
+    ),
 )
 
 SQLITE: tuple[Migration, ...] = (

@@ -76,6 +76,17 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class Place:
+    """A player's place on the leaderboard, counted as ``RatingStore.leaderboard`` lists it."""
+
+    rank: int | None
+    """1 for the first line; None: not listed (no rated hand yet, or provisional when only
+    established players are listed)."""
+    of: int
+    """How many players the leaderboard lists."""
+
+
+@dataclass(frozen=True, slots=True)
 class Position:
     """Where the store is in an input topic, with what it did so far."""
 
@@ -300,9 +311,21 @@ class RatingStore(Protocol):
         ...
 
     async def leaderboard(
-        self, variant: str = DEFAULT_VARIANT, limit: int = 100, offset: int = 0
+        self,
+        variant: str = DEFAULT_VARIANT,
+        limit: int = 100,
+        offset: int = 0,
+        with_provisional: bool = False,
     ) -> list[PlayerRating]:
-        """Non-provisional players by rating, highest first (ties by player id)."""
+        """Established players by rating, highest first (ties by player id); with
+        ``with_provisional``, the provisional players after them, in the same order."""
+        ...
+
+    async def place(
+        self, player: str, variant: str = DEFAULT_VARIANT, with_provisional: bool = False
+    ) -> Place:
+        """Where ``player`` is on ``leaderboard(variant, with_provisional=...)``: one plus
+        the players listed before them, in one read."""
         ...
 
     async def recompute(self, topic: str, fold_log: LogFold) -> RecomputeReport:

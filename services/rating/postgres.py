@@ -24,6 +24,7 @@ from services.rating.port import (
     Batch,
     HistoryEntry,
     LogFold,
+    Place,
     PlayerRating,
     Position,
     RecomputeReport,
@@ -162,17 +163,45 @@ class PostgresRatingStore(PostgresStore):
         return [HistoryEntry(*r) for r in rows]
 
     async def leaderboard(
-        self, variant: str = DEFAULT_VARIANT, limit: int = 100, offset: int = 0
+        self,
+        variant: str = DEFAULT_VARIANT,
+        limit: int = 100,
+        offset: int = 0,
+        with_provisional: bool = False,
     ) -> list[PlayerRating]:
         rows = await self.pool.fetch(
             f"SELECT {', '.join(RATING_COLUMNS)} FROM {self.s}.ratings "
-            "WHERE variant = $1 AND NOT provisional "
-            "ORDER BY rating DESC, player LIMIT $2 OFFSET $3",
+            "WHERE variant = $1 AND ($4 OR NOT provisional) "
+            "ORDER BY provisional, rating DESC, player LIMIT $2 OFFSET $3",
             variant,
             limit,
             offset,
+            with_provisional,
         )
         return [PlayerRating(*r) for r in rows]
+
+    async def place(
+        self, player: str, variant: str = DEFAULT_VARIANT, with_provisional: bool = False
+    ) -> Place:
+        # One statement, so the rank and the count belong to one snapshot. "Ahead" is the
+        # leaderboard's ORDER BY: established (false) first, then higher rating, then player
+        # id (in the same collation as that ORDER BY).
+        s = self.s
+        row = await self.pool.fetchrow(
+            f"SELECT (SELECT count(*) FROM {s}.ratings WHERE variant = $1 "
+            "AND ($3 OR NOT provisional)), me.player IS NOT NULL, "
+            f"(SELECT count(*) FROM {s}.ratings r WHERE r.variant = $1 "
+            "AND ($3 OR NOT r.provisional) AND (r.provisional < me.provisional "
+            "OR (r.provisional = me.provisional AND (r.rating > me.rating "
+            "OR (r.rating = me.rating AND r.player < me.player))))) "
+            f"FROM (SELECT 1) one LEFT JOIN {s}.ratings me ON me.variant = $1 "
+            "AND me.player = $2 AND ($3 OR NOT me.provisional)",
+            variant,
+            player,
+            with_provisional,
+        )
+        total, listed, ahead = row
+        return Place(rank=ahead + 1 if listed else None, of=total)
 
     # --- recompute --------------------------------------------------------------------------
 

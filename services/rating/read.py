@@ -6,9 +6,9 @@ they never touch the log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from services.rating.store import DEFAULT_VARIANT, HistoryEntry, PlayerRating, RatingStore
+from services.rating.store import DEFAULT_VARIANT, HistoryEntry, Place, PlayerRating, RatingStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,21 @@ async def profile(
     """A player's profile; someone without a rated hand is at 1500 and provisional."""
     standing = await store.rating(player, variant) or PlayerRating.newcomer(player, variant)
     changes = await store.history(player, variant, history) if standing.rated_hands else []
-    return Profile(standing, changes)
+    return Profile(standing, [shown_change(h) for h in changes])
+
+
+def shown_change(entry: HistoryEntry) -> HistoryEntry:
+    """A history entry with ``delta`` the change its rating actually made,
+    ``rating_after − rating_before``.
+
+    The stored ``delta`` is the formula's figure before it was added to the rating; where the
+    hand should have changed nothing (a symmetric result), rounding leaves a residue like
+    −1.18e−15 that the addition to a rating of ~1500 loses, so the rating did not move but
+    the stored change reads as a (negative) non-zero. The difference of two doubles within a
+    factor two of each other is exact (Sterbenz), so ``rating_before + delta`` is still
+    ``rating_after`` exactly, and a rating that did not move shows a change of +0.0. The
+    store keeps the formula's figure: ``ratings recompute`` compares it bit for bit."""
+    return replace(entry, delta=entry.rating_after - entry.rating_before)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +59,25 @@ class Ranked:
 
 
 async def leaderboard(
-    store: RatingStore, variant: str = DEFAULT_VARIANT, limit: int = 100, offset: int = 0
+    store: RatingStore,
+    variant: str = DEFAULT_VARIANT,
+    limit: int = 100,
+    offset: int = 0,
+    with_provisional: bool = False,
 ) -> list[Ranked]:
-    """Non-provisional players by rating, highest first; ``rank`` counts from 1 (equal
-    ratings share no rank: ties are ordered by player id)."""
-    rows = await store.leaderboard(variant, limit, offset)
+    """Established players by rating, highest first, then (``with_provisional``) the
+    provisional ones by rating; ``rank`` counts from 1 over that whole order (equal ratings
+    share no rank: ties are ordered by player id)."""
+    rows = await store.leaderboard(variant, limit, offset, with_provisional)
     return [Ranked(offset + i + 1, row) for i, row in enumerate(rows)]
+
+
+async def place(
+    store: RatingStore,
+    player: str,
+    variant: str = DEFAULT_VARIANT,
+    with_provisional: bool = False,
+) -> Place:
+    """``player``'s rank on ``leaderboard(..., with_provisional)``, counted the same way,
+    and how many players it lists."""
+    return await store.place(player, variant, with_provisional)

@@ -16,6 +16,7 @@ from services.rating.port import Batch as Batch
 from services.rating.port import FoldedLog as FoldedLog
 from services.rating.port import HistoryEntry as HistoryEntry
 from services.rating.port import LogFold as LogFold
+from services.rating.port import Place as Place
 from services.rating.port import PlayerRating as PlayerRating
 from services.rating.port import Position as Position
 from services.rating.port import RatingStore as RatingStore

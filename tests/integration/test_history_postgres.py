@@ -29,6 +29,7 @@ from services.runtime.kafka import KafkaLog
 from services.simulate import simulate
 from services.table.service import TableService
 from tests.cluster_support import free_ports
+from tests.service.history_pages import check_pages
 from tests.service.history_store_checks import OLD_COLUMNS, check_figures_columns, old_values
 from tests.service.logs import hand_logs
 
@@ -79,6 +80,20 @@ def schema(postgres_dsn: str) -> Iterator[str]:
             await conn.close()
 
     asyncio.run(drop())
+
+
+def test_a_players_hands_on_postgres_by_kind_in_pages_with_their_count(
+    postgres_dsn: str, schema: str
+) -> None:
+    async def go() -> None:
+        store = PostgresHistoryStore(postgres_dsn, schema)
+        await store.start()
+        try:
+            await check_pages(store)
+        finally:
+            await store.close()
+
+    asyncio.run(go())
 
 
 async def _ended(log: KafkaLog, prefix: str) -> set[str]:

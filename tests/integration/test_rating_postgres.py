@@ -27,7 +27,16 @@ from services.rating.service import RatingService, recompute
 from services.rating.store import Batch
 from services.runtime.kafka import KafkaLog
 from services.runtime.log import TopicSpec
-from tests.service.rating_results import expected, fold_of, produce, run_until, sample, standings
+from tests.service.rating_results import (
+    board_sample,
+    check_board,
+    expected,
+    fold_of,
+    produce,
+    run_until,
+    sample,
+    standings,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("kafka")]
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,12 +119,31 @@ def test_migrations_apply_once_even_when_started_together(
                 }
             finally:
                 await conn.close()
-            assert [r["version"] for r in versions] == [1]
+            assert [r["version"] for r in versions] == [1, 2]
             assert columns["rating"] == "double precision"
             assert columns["provisional"] == "boolean"
         finally:
             for s in stores:
                 await s.close()
+
+    asyncio.run(go())
+
+
+def test_leaderboard_on_postgres_lists_established_then_provisional_and_ranks_each(
+    postgres_dsn: str, names: tuple[str, str]
+) -> None:
+    topic, schema = names
+    results = board_sample()
+
+    async def go() -> None:
+        store = PostgresRatingStore(postgres_dsn, schema)
+        await store.start()
+        try:
+            records = [(seq, encode_result(r)) for seq, r in enumerate(results)]
+            assert await store.apply(topic, 0, len(records), Batch.decode(records)) is not None
+            await check_board(store, fold_of(results))
+        finally:
+            await store.close()
 
     asyncio.run(go())
 

@@ -91,3 +91,40 @@ async def run_until(service: RatingService, end: int, timeout_s: float = 60) -> 
     finally:
         stop.set()
         await task
+
+
+def board_sample() -> list[RatedHandResult]:
+    """Six regulars with 20 rated hands each (established), then four newcomers with two
+    each (provisional, some rated above some regulars): a leaderboard of both kinds."""
+    return sample(30, seed=3, players=6) + sample(2, seed=4, players=4, prefix="n", start=30)
+
+
+async def check_board(store: RatingStore, fold: Fold) -> None:
+    """The store's leaderboard and places agree with the fold: established players first by
+    rating, then provisional ones by rating (ties by id), ranks counted over that order."""
+    from services.rating.read import leaderboard, place
+    from services.rating.store import Place
+
+    want = sorted(fold.rating_rows(), key=lambda r: (r[4], -r[2], r[1]))
+    established = [r for r in want if not r[4]]
+    provisional = [r for r in want if r[4]]
+    assert established and provisional
+    # Otherwise the order would be the ratings' alone and this would check nothing more.
+    assert max(r[2] for r in provisional) > min(r[2] for r in established)
+    board = await leaderboard(store, limit=100, with_provisional=True)
+    assert [(r.rank, r.standing.player, r.standing.provisional) for r in board] == [
+        (i + 1, r[1], r[4]) for i, r in enumerate(want)
+    ]
+    page = await leaderboard(store, limit=3, offset=4, with_provisional=True)
+    assert [(r.rank, r.standing.player) for r in page] == [
+        (r.rank, r.standing.player) for r in board[4:7]
+    ]
+    # Without provisional players: the established ones only, as before.
+    only = await leaderboard(store, limit=100)
+    assert [r.standing.player for r in only] == [r[1] for r in established]
+    for i, row in enumerate(want):
+        assert await place(store, row[1], with_provisional=True) == Place(i + 1, len(want))
+    for i, row in enumerate(established):
+        assert await place(store, row[1]) == Place(i + 1, len(established))
+    assert await place(store, provisional[0][1]) == Place(None, len(established))
+    assert await place(store, "nobody", with_provisional=True) == Place(None, len(want))

@@ -292,6 +292,8 @@ def test_profiles_ratings_and_admin_routes(tmp_path: Path) -> None:
             profile = (await p.http.get(f"/api/players/{me.id}", headers=me.auth)).json()
             assert profile["rating"] == 1500 and profile["provisional"] and profile["history"] == []
             assert (await p.http.get("/api/ratings/leaderboard", headers=me.auth)).json() == []
+            mine = (await p.http.get("/api/ratings/leaderboard/me", headers=me.auth)).json()
+            assert (mine["rank"], mine["of"], mine["provisional"]) == (None, 0, True)
             r = await p.http.get("/api/players/p-nobody", headers=me.auth)
             assert r.status_code == 404
             # Admin routes want the admin credential, not a session.
@@ -345,5 +347,80 @@ def test_openapi_and_protocol_schema_are_published(tmp_path: Path) -> None:
             } <= tags
             page = await p.http.get("/")
             assert "content-security-policy" in page.headers
+
+    asyncio.run(go())
+
+
+def test_the_leaderboard_lists_provisional_players_after_the_established_and_ranks_me(
+    tmp_path: Path,
+) -> None:
+    """Four guests play ten rated hands (established), a fifth one more with three of them
+    (provisional): the rating service applies the results, the gateway lists all five,
+    established first, and each one's own rank is the line the list gives them."""
+    from schemas.rating import RatedHandResult
+    from services.rating.embedded import EmbeddedRatingStore
+    from services.rating.service import RatingService
+    from tests.service.rating_results import produce
+
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            users = [await guest(p) for _ in range(5)]
+            four, late = [u.id for u in users[:4]], users[4]
+            results = [
+                RatedHandResult(
+                    table_id="t-r",
+                    hand_id=f"t-r#{k}",
+                    players=four[k % 4 :] + four[: k % 4],
+                    points=[3, 1, -1, -3],
+                    rated=True,
+                    clock="standard",
+                )
+                for k in range(10)
+            ]
+            results.append(
+                RatedHandResult(
+                    table_id="t-r",
+                    hand_id="t-r#10",
+                    players=[late.id, *four[:3]],
+                    points=[9, -3, -3, -3],
+                    rated=True,
+                    clock="standard",
+                )
+            )
+            store = EmbeddedRatingStore(tmp_path)
+            await store.start()
+            service = RatingService(p.log, store)
+            stop = asyncio.Event()
+            task = asyncio.create_task(service.run(stop))
+            await asyncio.wait_for(service.ready.wait(), 10)
+            await produce(p.log, results)
+            async with asyncio.timeout(30):
+                while service.position < len(results):
+                    await asyncio.sleep(0.02)
+            stop.set()
+            await task
+            await store.close()
+            r = await p.http.get("/api/ratings/leaderboard", headers=late.auth)
+            board = r.json()
+            assert [x["rank"] for x in board] == [1, 2, 3, 4, 5]
+            assert [x["provisional"] for x in board] == [False] * 4 + [True]
+            assert board[4]["player"] == late.id and board[4]["name"] == late.name
+            # The late one won against established players: rated above some, listed after.
+            assert board[4]["rating"] > min(x["rating"] for x in board[:4])
+            ratings = [x["rating"] for x in board[:4]]
+            assert ratings == sorted(ratings, reverse=True)
+            for u in users:
+                mine = (await p.http.get("/api/ratings/leaderboard/me", headers=u.auth)).json()
+                line = next(x for x in board if x["player"] == u.id)
+                assert (mine["rank"], mine["of"], mine["name"]) == (line["rank"], 5, u.name)
+                assert mine["provisional"] == line["provisional"]
+            # Established players only: the provisional one is not ranked there.
+            only = "provisional=false"
+            r = await p.http.get(f"/api/ratings/leaderboard?{only}", headers=late.auth)
+            assert [x["player"] for x in r.json()] == [x["player"] for x in board[:4]]
+            r = await p.http.get(f"/api/ratings/leaderboard/me?{only}", headers=late.auth)
+            assert (r.json()["rank"], r.json()["of"]) == (None, 4)
+            r = await p.http.get("/api/ratings/leaderboard?limit=2&offset=3", headers=late.auth)
+            assert [x["rank"] for x in r.json()] == [4, 5]
 
     asyncio.run(go())

@@ -19,6 +19,7 @@ from services.runtime.log import read_through
 from services.runtime.topics import TABLE_EVENTS, TOPICS
 from services.simulate import simulate
 from services.table.service import TableService
+from tests.service.history_pages import check_pages
 
 
 async def _played(directory: Path, hands: int) -> EmbeddedLog:
@@ -269,6 +270,18 @@ def test_migration_2_keeps_old_rows_and_stores_the_figures_facts(tmp_path: Path)
         await store.start()
         try:
             await check_figures_columns(store)
+        finally:
+            await store.close()
+
+    asyncio.run(go())
+
+
+def test_a_players_hands_by_kind_in_pages_with_their_count(tmp_path: Path) -> None:
+    async def go() -> None:
+        store = EmbeddedHistoryStore(tmp_path)
+        await store.start()
+        try:
+            await check_pages(store)
         finally:
             await store.close()
 

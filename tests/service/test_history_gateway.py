@@ -77,5 +77,25 @@ def test_a_public_tables_rows_name_the_players_kind_points_and_place(tmp_path: P
                 )
             ).json()
             assert export["events"][-1]["scores"][row["seat"]] == row["score"]
+            # Every player's display name, for the page to show.
+            assert row["names"] == {u.id: u.name for u in users}
+            # Kinds and pages, with the count of every page in X-Total-Count.
+            path = f"/api/players/{users[2].id}/hands"
+            r = await p.http.get(f"{path}?kind=casual", headers=stranger.auth)
+            assert [h["hand_id"] for h in r.json()] == [row["hand_id"]]
+            assert r.headers["x-total-count"] == "1"
+            r = await p.http.get(f"{path}?kind=practice", headers=stranger.auth)
+            assert r.json() == [] and r.headers["x-total-count"] == "0"
+            r = await p.http.get(f"{path}?offset=1&limit=5", headers=stranger.auth)
+            assert r.json() == [] and r.headers["x-total-count"] == "1"
+            # Bad parameters: a code the page translates, and nothing listed.
+            r = await p.http.get(f"{path}?kind=ranked", headers=stranger.auth)
+            assert r.status_code == 400 and r.json()["code"] == "bad_kind"
+            assert r.json()["params"] == {"kind": "ranked"}
+            for offset in ("-1", str(2**53)):
+                r = await p.http.get(f"{path}?offset={offset}", headers=stranger.auth)
+                assert r.status_code == 400 and r.json()["code"] == "bad_offset", offset
+            r = await p.http.get(f"{path}?offset=two", headers=stranger.auth)
+            assert r.status_code == 400 and r.json()["code"] == "bad_request"
 
     asyncio.run(go())

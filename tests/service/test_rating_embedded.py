@@ -20,6 +20,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from schemas.rating import RatedHandResult, encode_result
 from services.cli import main
 from services.rating.embedded import EmbeddedRatingStore
 from services.rating.read import leaderboard, profile
@@ -27,7 +28,16 @@ from services.rating.service import RatingService, recompute
 from services.rating.store import Batch
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.topics import RATING_RESULTS, TOPICS
-from tests.service.rating_results import expected, fold_of, produce, run_until, sample, standings
+from tests.service.rating_results import (
+    board_sample,
+    check_board,
+    expected,
+    fold_of,
+    produce,
+    run_until,
+    sample,
+    standings,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -308,3 +318,52 @@ def test_rating_process_applies_and_stops_cleanly_on_sigterm(tmp_path: Path) -> 
     log_text = err.decode()
     assert "rating service started" in log_text and "rating service stopped" in log_text
     assert "applied batch: offsets=0..39 applied=40" in log_text
+
+
+async def _applied(store: EmbeddedRatingStore, results: list[RatedHandResult]) -> None:
+    records = [(seq, encode_result(r)) for seq, r in enumerate(results)]
+    assert await store.apply(RATING_RESULTS, 0, len(records), Batch.decode(records)) is not None
+
+
+def test_leaderboard_lists_established_then_provisional_players_and_ranks_each(
+    tmp_path: Path,
+) -> None:
+    async def go() -> None:
+        store = EmbeddedRatingStore(tmp_path)
+        await store.start()
+        try:
+            results = board_sample()
+            await _applied(store, results)
+            await check_board(store, fold_of(results))
+        finally:
+            await store.close()
+
+    asyncio.run(go())
+
+
+def test_a_rating_that_did_not_move_shows_a_change_of_plus_zero(tmp_path: Path) -> None:
+    """a beats b three times, then a hand of four equal scores: c and d, at 1500 between
+    1500 ± x, keep their rating exactly while the formula's figure is -1.18e-15 (it read
+    "-0.0" in the rating history)."""
+    win = {"players": ["a", "b", "c", "d"], "rated": True, "clock": "standard"}
+    results = [
+        RatedHandResult(table_id="t", hand_id=f"t#{k}", points=points, **win)  # type: ignore[arg-type]
+        for k, points in enumerate([[1, -1, 0, 0]] * 3 + [[0, 0, 0, 0]])
+    ]
+
+    async def go() -> None:
+        store = EmbeddedRatingStore(tmp_path)
+        await store.start()
+        try:
+            await _applied(store, results)
+            stored = (await store.history("c", limit=1))[0]
+            assert stored.rating_after == stored.rating_before and stored.delta < 0
+            shown = (await profile(store, "c")).history[0]
+            assert shown.delta == 0.0 and math.copysign(1.0, shown.delta) == 1.0
+            # Every change shown is the one the rating made, exactly.
+            for h in (await profile(store, "a")).history:
+                assert h.rating_before + h.delta == h.rating_after
+        finally:
+            await store.close()
+
+    asyncio.run(go())

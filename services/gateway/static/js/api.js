@@ -49,3 +49,16 @@ export async function ensureSession() {
   saveSession(fresh);
   return api("GET", "/api/me");
 }
+
+// A GET of one page of a list: its rows and the total the X-Total-Count header gives (null
+// when the server sends none).
+export async function apiPage(path) {
+  const headers = { accept: "application/json" };
+  const s = session();
+  if (s && s.token) headers.authorization = `Bearer ${s.token}`;
+  const r = await fetch(path, { method: "GET", headers });
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) throw new ApiError(r.status, data);
+  const total = r.headers.get("x-total-count");
+  return { rows: data, total: total === null ? null : Number(total) };
+}
