@@ -142,10 +142,11 @@ def codepoint(char: str) -> str:
 
 
 def _refuse_character(char: str) -> NameRefused:
+    surrogate = 0xD800 <= ord(char) <= 0xDFFF  # a lone one cannot be encoded back to JSON
     return NameRefused(
         "name_bad_character",
         f"{codepoint(char)} cannot be in a name",
-        char=char,
+        char="\ufffd" if surrogate else char,
         codepoint=codepoint(char),
     )
 

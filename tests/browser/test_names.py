@@ -1,7 +1,7 @@
 """Unicode display names in the browser (issue 20): registering as 李小龙 through the header's
 dialog, the name at a table with three players of long Chinese names (seat labels at a
-phone's size), and a name that is too long refused with the reason while the typed name
-stays whole. Screenshots of each screen at three sizes."""
+phone's size) and in a practice hand's settlement, and a name that is too long refused with
+the reason while the typed name stays whole. Screenshots of each screen at three sizes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 
-from tests.browser.players import WsGuests
-from tests.browser.test_match_flow import _create, shots
+from tests.browser.players import WsGuests, ui_play
+from tests.browser.test_match_flow import _create, shots, start_practice
 from tests.browser.test_web_client import open_page
 
 LONG_NAMES = ("诸葛孔明" * 6, "司马懿仲达" * 4 + "司马懿仲", "欧阳修" * 8)  # 24 characters each
@@ -94,6 +94,23 @@ def test_a_chinese_name_registers_and_shows_at_the_table(
     assert not page.errors and not phone.errors
 
 
+def test_a_chinese_name_is_in_the_settlement_of_a_practice_hand(
+    browser: Any, server: str, shot: Any
+) -> None:
+    page = open_page(browser, server)
+    register(page, "李小龙")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=who]')?.textContent === '李小龙'"
+    )
+    start_practice(page)
+    assert "李小龙" in page.inner_text(".board")
+    ui_play(page)
+    page.wait_for_selector(".overlay .result")
+    assert "李小龙" in page.inner_text(".overlay .result")
+    shots(page, shot, "settlement")
+    assert not page.errors
+
+
 def test_a_too_long_name_is_refused_with_the_reason_and_nothing_is_cut(
     browser: Any, server: str, shot: Any
 ) -> None:
@@ -118,7 +135,9 @@ def test_a_too_long_name_is_refused_with_the_reason_and_nothing_is_cut(
     name.fill("Admin")
     assert notice.inner_text() == ""
     dialog.locator("button[type=submit]").click()
-    page.wait_for_function("document.querySelector('[data-testid=auth-notice]').textContent !== ''")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=auth-notice]').textContent !== ''"
+    )
     assert notice.inner_text() == "That name is reserved."
     dialog.locator("button[type=button]").click()  # cancel, switch to German, try again
     page.select_option("#lang", "de")

@@ -98,6 +98,10 @@ def test_symbols_controls_and_other_spaces_are_refused() -> None:
         assert refused(f"Bo{char}b").params == {"char": char, "codepoint": point}
 
 
+def test_a_lone_surrogate_is_refused_with_a_replacement_to_show() -> None:
+    assert refused("Bo\ud800b").params == {"char": "\ufffd", "codepoint": "U+D800"}
+
+
 def test_fullwidth_letters_are_refused() -> None:
     assert refused("Ｂob").params["codepoint"] == "U+FF22"
 
