@@ -216,8 +216,10 @@ _NAME_DOC = msgspec.Meta(
             f"{MIN_NAME} to {MAX_NAME} characters (grapheme clusters, after NFC and trimming): "
             "letters, digits, single spaces, - _ . ' ’ · ・ and combining marks on letters; "
             "not reserved (admin, system, computer…, Guest-…), not confusable with a taken name "
-            "(docs/gateway.md, Accounts)"
+            "(docs/gateway.md, Accounts); a name breaking a rule is refused with 400 and its "
+            "own code (name_too_long, name_bad_character, reserved_name, ...)"
         ),
+        "examples": ["李小龙", "Zoë"],
     }
 )
 _PASSWORD_DOC = msgspec.Meta(

@@ -71,8 +71,6 @@ RESERVED = (
     "guest",
 )
 """Names for the service's own voices; with any separators, in any case or look-alike."""
-RESERVED_PREFIXES = ("guest", "computer")
-"""Guests are "Guest-123456"; the client names computer players "Computer …"."""
 
 _NFC = icu.Normalizer2.getNFCInstance()
 _NFKC = icu.Normalizer2.getNFKCInstance()
@@ -191,26 +189,26 @@ def _squashed(key: str) -> str:
 
 _SEPARATOR_KEYS = frozenset(name_key(f"x{c}x")[1:-1] for c in SEPARATORS) | SEPARATORS
 _RESERVED_KEYS = frozenset(_squashed(name_key(r)) for r in RESERVED)
-_PREFIX_KEYS = tuple(_squashed(name_key(p)) for p in RESERVED_PREFIXES)
+_GUEST = name_key("guest")
+"""Guests are "Guest-123456": "guest" and a separator starts a reserved name."""
+_COMPUTER = name_key("computer")
+"""The client names computer players "Computer …": any name starting so is reserved."""
 
 
 def is_reserved(name: str) -> bool:
     """``name`` is, or passes for, a reserved name (module docstring)."""
     key = name_key(name)
     squashed = _squashed(key)
-    if squashed in _RESERVED_KEYS:
+    if squashed in _RESERVED_KEYS or squashed.startswith(_COMPUTER):
         return True
-    if squashed.startswith(_PREFIX_KEYS[1]):  # computer…
-        return True
-    guest = _PREFIX_KEYS[0]
-    return key.startswith(guest) and key[len(guest) : len(guest) + 1] in _SEPARATOR_KEYS
+    return key.startswith(_GUEST) and key[len(_GUEST) : len(_GUEST) + 1] in _SEPARATOR_KEYS
 
 
 def check_name(raw: str) -> str:
     """The name ``raw`` stands for (trimmed, NFC) if it keeps the rules; else raises
     ``NameRefused`` with the first rule it breaks."""
     name = nfc(raw.strip())
-    count = length(name)
+    count = length(name) if len(name) <= MAX_CODE_POINTS else MAX_LENGTH + 1  # bounded work
     if count < MIN_LENGTH:
         raise NameRefused(
             "name_too_short", f"a name has at least {MIN_LENGTH} characters", min=MIN_LENGTH
