@@ -110,12 +110,20 @@ AccountCode = Literal[
     # an account operation the gateway refuses (services.gateway.accounts.AccountError)
     "already_registered",
     "bad_credentials",
-    "bad_name",
     "bad_password",
-    "name_taken",
     "no_guest_name",
-    "reserved_name",
     "too_many_attempts",
+    # a display name the gateway refuses (services.gateway.names.NameRefused; the taken name
+    # from the account store)
+    "name_bad_character",
+    "name_mixed_digits",
+    "name_mixed_scripts",
+    "name_needs_letter",
+    "name_spaces",
+    "name_taken",
+    "name_too_long",
+    "name_too_short",
+    "reserved_name",
 ]
 
 GatewayCode = Literal[
@@ -246,12 +254,19 @@ PARAMS: dict[Code, tuple[str, ...]] = {
     # accounts
     "already_registered": (),
     "bad_credentials": (),
-    "bad_name": ("max", "min"),
     "bad_password": ("max", "min"),
-    "name_taken": (),
     "no_guest_name": (),
-    "reserved_name": (),
     "too_many_attempts": ("retry_after_s",),
+    # display names
+    "name_bad_character": ("char", "codepoint"),
+    "name_mixed_digits": (),
+    "name_mixed_scripts": (),
+    "name_needs_letter": (),
+    "name_spaces": (),
+    "name_taken": (),
+    "name_too_long": ("max",),
+    "name_too_short": ("min",),
+    "reserved_name": (),
     # gateway: REST
     "admin_disabled": (),
     "bad_kind": ("kind",),

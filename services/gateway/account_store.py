@@ -20,7 +20,8 @@ class Account(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class NameTaken(Exception):
-    """The store already has an account of that name (case-insensitive)."""
+    """The store already has an account of that name: the same ``names.name_key`` (case
+    and confusable characters aside), so also the same name case-insensitively."""
 
 
 class AccountStore(Protocol):
@@ -31,7 +32,7 @@ class AccountStore(Protocol):
     async def close(self) -> None: ...
 
     async def create_account(self, account: Account, password_hash: str | None) -> None:
-        """Raises ``NameTaken`` when the name (case-insensitive) exists."""
+        """Raises ``NameTaken`` when the name, or one confusable with it, exists."""
         ...
 
     async def account(self, account_id: str) -> Account | None: ...
@@ -39,7 +40,7 @@ class AccountStore(Protocol):
     async def accounts(self, account_ids: list[str]) -> dict[str, Account]: ...
 
     async def login_record(self, name: str) -> tuple[Account, str | None] | None:
-        """The account of ``name`` (case-insensitive) and its password hash."""
+        """The account of ``name`` (case-insensitive: ``names.fold``) and its password hash."""
         ...
 
     async def set_password(self, account_id: str, name: str, password_hash: str) -> None:

@@ -9,7 +9,11 @@
   be turned into a full account later (``register`` with the guest's token) and keeps its
   history.
 - An account's id (``p-…``) is what the event log calls a *player*; names are for display
-  only and may be changed without touching any log.
+  only and may be changed without touching any log. A chosen name keeps the rules of
+  ``services.gateway.names`` (Unicode, NFC, 2 to 24 characters, refused with a reason and
+  never cut); it is taken when another account's has the same skeleton (``names.name_key``:
+  case and look-alike characters aside), which the stores hold unique. Login finds the name
+  case-insensitively (``names.fold``), as it did for ASCII names.
 
 The store port (``account_store.AccountStore``) has a SQLite adapter (``store_sqlite``,
 embedded mode) and a PostgreSQL adapter (``store_postgres``); ``open_account_store`` picks one.
@@ -20,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
-import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -34,8 +37,10 @@ from services.gateway.account_store import Account as Account
 from services.gateway.account_store import AccountStore as AccountStore
 from services.gateway.account_store import NameTaken as NameTaken
 from services.gateway.limits import LoginAttempts
+from services.gateway.names import NameRefused, check_name, fold
 
-NAME_RE = re.compile(r"^[A-Za-z0-9_\-]{3,24}$")
+MAX_LOGIN_NAME = 200
+"""Longer login names are not looked up (no stored name is longer than 64 code points)."""
 MIN_PASSWORD = 8
 MAX_PASSWORD = 256
 
@@ -103,7 +108,7 @@ class Accounts:
 
     async def register(self, name: str, password: str, guest: Account | None = None) -> Session:
         """A new account (or the guest ``guest`` made a full account) and a session."""
-        _check_name(name)
+        name = _check_name(name)
         _check_password(password)
         password_hash = await self._hash(password)
         if guest is not None:
@@ -125,6 +130,7 @@ class Accounts:
     async def login(self, name: str, password: str, address: str = "") -> Session:
         """A session for the right name and password (one answer for every wrong pair);
         attempts at one name are slowed after a few, from any address (``LoginAttempts``)."""
+        name = fold(name.strip()[:MAX_LOGIN_NAME])
         wait = self.attempts.attempt(name, address)
         if wait > 0:
             raise AccountError(
@@ -133,7 +139,7 @@ class Accounts:
                 429,
                 retry_after_s=max(1, math.ceil(wait)),
             )
-        found = await self.store.login_record(name) if NAME_RE.match(name) else None
+        found = await self.store.login_record(name) if name else None
         stored = found[1] if found is not None else None
         ok = await self._verify(stored or self._dummy_hash, password[:MAX_PASSWORD])
         if found is None or stored is None or not ok:
@@ -177,13 +183,12 @@ def _new_id() -> str:
     return f"p-{secrets.token_urlsafe(9)}"
 
 
-def _check_name(name: str) -> None:
-    if not NAME_RE.match(name):
-        raise AccountError(
-            "bad_name", "a name is 3 to 24 letters, digits, '_' or '-'", 400, min=3, max=24
-        )
-    if name.lower().startswith(("guest-", "computer")):
-        raise AccountError("reserved_name", "names starting with Guest- or computer are reserved")
+def _check_name(name: str) -> str:
+    """The name to store (trimmed, NFC), or the rule it breaks as an ``AccountError``."""
+    try:
+        return check_name(name)
+    except NameRefused as refused:
+        raise AccountError(refused.code, refused.reason, 400, **refused.params) from None
 
 
 def _check_password(password: str) -> None:

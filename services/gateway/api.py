@@ -31,7 +31,6 @@ from services.gateway import protocol as proto
 from services.gateway.accounts import (
     MAX_PASSWORD,
     MIN_PASSWORD,
-    NAME_RE,
     Account,
     AccountError,
     token_hash,
@@ -40,6 +39,8 @@ from services.gateway.gateway import Gateway
 from services.gateway.history import ReplayStep, replay_frames
 from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
+from services.gateway.names import MAX_LENGTH as MAX_NAME
+from services.gateway.names import MIN_LENGTH as MIN_NAME
 from services.gateway.table_info import table_info
 from services.history.figures import PlayerFigures, figures
 from services.history.fold import KINDS, HandRow
@@ -66,7 +67,7 @@ class ErrorOut(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _ERROR_DESCRIPTIONS = {
-    400: "malformed or refused input (`bad_request`, `bad_name`, `bad_password`, ...)",
+    400: "malformed or refused input (`bad_request`, `name_too_long`, `bad_password`, ...)",
     401: "no valid session token (`unauthorized`, `bad_credentials`)",
     403: "admin routes are off: MAHJONG_ADMIN_TOKEN is not set (`admin_disabled`)",
     404: "no such table, player or hand, or not one the caller may see",
@@ -209,12 +210,18 @@ class Credentials(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # A new account's name and password rules, for the OpenAPI document only: ``Accounts`` checks
-# them itself, so a bad name or password gets its own stable code (``bad_name``,
-# ``bad_password``) rather than a generic validation error.
+# them itself, so a bad name or password gets its own stable code (``name_too_long``,
+# ``name_bad_character``, ``bad_password``, ...) rather than a generic validation error.
 _NAME_DOC = msgspec.Meta(
     extra_json_schema={
-        "description": "3 to 24 letters, digits, '_' or '-'; not starting with Guest- or computer",
-        "extra": {"pattern": NAME_RE.pattern},
+        "description": (
+            f"{MIN_NAME} to {MAX_NAME} characters (grapheme clusters, after NFC and trimming): "
+            "letters, digits, single spaces, - _ . ' ’ · ・ and combining marks on letters; "
+            "not reserved (admin, system, computer…, Guest-…), not confusable with a taken name "
+            "(docs/gateway.md, Accounts); a name breaking a rule is refused with 400 and its "
+            "own code (name_too_long, name_bad_character, reserved_name, ...)"
+        ),
+        "examples": ["李小龙", "Zoë"],
     }
 )
 _PASSWORD_DOC = msgspec.Meta(

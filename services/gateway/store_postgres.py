@@ -5,6 +5,10 @@ applied at start under an advisory lock, so several gateways may start at once (
 the migrations: ``services.runtime.postgres``). ``hands_played`` (migration 1) is no longer
 written or read (the hand history replaced it); it is kept so that a gateway of an older
 release, still running during an upgrade, is not broken.
+
+Migration 2 adds ``name_skeleton`` (``names.name_key``), unique; ``start`` fills it for the
+accounts that lack one, oldest first, as the SQLite store does (``store_sqlite``: when two
+existing accounts share a skeleton, both are kept and the older holds it).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 import asyncpg
 
 from services.gateway.account_store import Account, NameTaken
+from services.gateway.names import fold, name_key
 from services.runtime.postgres import Migration, PostgresStore
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -49,6 +54,14 @@ CREATE TABLE {schema}.hands_played (
 CREATE INDEX hands_played_recent ON {schema}.hands_played (player, ended_ms DESC);
 """,
     ),
+    (
+        2,
+        "name skeletons: confusable names are taken",
+        """
+ALTER TABLE {schema}.accounts ADD COLUMN name_skeleton text;
+CREATE UNIQUE INDEX accounts_name_skeleton ON {schema}.accounts (name_skeleton);
+""",
+    ),
 )
 
 
@@ -68,17 +81,47 @@ class PostgresAccountStore(PostgresStore):
             what="the account store",
             pool_size=pool_size,
         )
+        self.collided = 0
+        """Accounts left without a skeleton at the last start (``store_sqlite``)."""
+
+    async def start(self) -> None:
+        """Connect, migrate, and fill the missing name skeletons."""
+        await super().start()
+        self.collided = await self.fill_skeletons()
+
+    async def fill_skeletons(self) -> int:
+        """Give every account without a ``name_skeleton`` its own, oldest first; the number
+        left without one. Each row on its own statement: gateways starting at once may
+        fill the same rows, and a row another one filled is skipped."""
+        left = 0
+        rows = await self.pool.fetch(
+            f"SELECT id, name FROM {self.s}.accounts WHERE name_skeleton IS NULL "
+            "ORDER BY created_ms, id"
+        )
+        for row in rows:
+            try:
+                await self.pool.execute(
+                    f"UPDATE {self.s}.accounts SET name_skeleton = $1 "
+                    "WHERE id = $2 AND name_skeleton IS NULL",
+                    name_key(row["name"]),
+                    row["id"],
+                )
+            except asyncpg.UniqueViolationError:
+                left += 1
+        return left
 
     async def create_account(self, account: Account, password_hash: str | None) -> None:
         try:
             await self.pool.execute(
-                f"INSERT INTO {self.s}.accounts VALUES ($1, $2, $3, $4, $5, $6)",
+                f"INSERT INTO {self.s}.accounts (id, name, name_key, password_hash, guest, "
+                "created_ms, name_skeleton) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 account.id,
                 account.name,
-                account.name.lower(),
+                fold(account.name),
                 password_hash,
                 account.guest,
                 account.created_ms,
+                name_key(account.name),
             )
         except asyncpg.UniqueViolationError:
             raise NameTaken(account.name) from None
@@ -103,17 +146,18 @@ class PostgresAccountStore(PostgresStore):
         row = await self.pool.fetchrow(
             f"SELECT id, name, guest, created_ms, password_hash FROM {self.s}.accounts "
             "WHERE name_key = $1",
-            name.lower(),
+            fold(name),
         )
         return None if row is None else (_account(row), row["password_hash"])
 
     async def set_password(self, account_id: str, name: str, password_hash: str) -> None:
         try:
             await self.pool.execute(
-                f"UPDATE {self.s}.accounts SET name = $1, name_key = $2, password_hash = $3, "
-                "guest = false WHERE id = $4",
+                f"UPDATE {self.s}.accounts SET name = $1, name_key = $2, name_skeleton = $3, "
+                "password_hash = $4, guest = false WHERE id = $5",
                 name,
-                name.lower(),
+                fold(name),
+                name_key(name),
                 password_hash,
                 account_id,
             )

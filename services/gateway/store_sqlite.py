@@ -6,6 +6,12 @@ account or session handed out survives a power cut, as the log's events that nam
 ``hands_played`` (migration 1) is no longer written or read: the hand history
 (``services.history``) replaced it. It is kept, not dropped, so that a gateway of an older
 release still running on the same database is not broken.
+
+Migration 2 adds ``name_skeleton`` (``names.name_key``: the name with case and look-alike
+characters folded away), unique; ``start`` fills it for the accounts that lack one (those
+made before it, or by an older gateway), oldest first. When two existing accounts share a
+skeleton both are kept, both still log in, and the older holds the key, so no new account
+can take a third name like theirs.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from services.gateway.account_store import Account, NameTaken
-from services.runtime.sqlite import Migration, SqliteStore
+from services.gateway.names import fold, name_key
+from services.runtime.sqlite import Migration, SqliteStore, write
 
 FILE = "gateway.sqlite3"
 
@@ -52,7 +59,34 @@ CREATE TABLE hands_played (
 CREATE INDEX hands_played_recent ON hands_played (player, ended_ms DESC)
 """,
     ),
+    (
+        2,
+        "name skeletons: confusable names are taken",
+        """
+ALTER TABLE accounts ADD COLUMN name_skeleton TEXT;
+CREATE UNIQUE INDEX accounts_name_skeleton ON accounts (name_skeleton)
+""",
+    ),
 )
+
+
+def fill_skeletons(db: sqlite3.Connection) -> int:
+    """Give every account without a ``name_skeleton`` its own, oldest first, in one
+    transaction; the number left without one (their skeleton is an older account's)."""
+    left = 0
+    with write(db):
+        rows = db.execute(
+            "SELECT id, name FROM accounts WHERE name_skeleton IS NULL ORDER BY created_ms, id"
+        ).fetchall()
+        for account_id, name in rows:
+            try:
+                db.execute(
+                    "UPDATE accounts SET name_skeleton = ? WHERE id = ?",
+                    (name_key(name), account_id),
+                )
+            except sqlite3.IntegrityError:
+                left += 1
+    return left
 
 
 def _account(row: tuple[Any, ...]) -> Account:
@@ -65,18 +99,27 @@ class SqliteAccountStore(SqliteStore):
 
     def __init__(self, directory: str | Path) -> None:
         super().__init__(Path(directory) / FILE, MIGRATIONS, what="the account store")
+        self.collided = 0
+        """Accounts left without a skeleton at the last start (module docstring)."""
+
+    async def start(self) -> None:
+        """Connect, migrate, and fill the missing name skeletons."""
+        await super().start()
+        self.collided = await self.database.run(fill_skeletons)
 
     async def create_account(self, account: Account, password_hash: str | None) -> None:
         try:
             await self.database.execute(
-                "INSERT INTO accounts VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO accounts (id, name, name_key, password_hash, guest, created_ms, "
+                "name_skeleton) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     account.id,
                     account.name,
-                    account.name.lower(),
+                    fold(account.name),
                     password_hash,
                     int(account.guest),
                     account.created_ms,
+                    name_key(account.name),
                 ),
             )
         except sqlite3.IntegrityError:
@@ -101,16 +144,16 @@ class SqliteAccountStore(SqliteStore):
     async def login_record(self, name: str) -> tuple[Account, str | None] | None:
         row = await self.database.fetchone(
             "SELECT id, name, guest, created_ms, password_hash FROM accounts WHERE name_key = ?",
-            (name.lower(),),
+            (fold(name),),
         )
         return None if row is None else (_account(row[:4]), row[4])
 
     async def set_password(self, account_id: str, name: str, password_hash: str) -> None:
         try:
             await self.database.execute(
-                "UPDATE accounts SET name = ?, name_key = ?, password_hash = ?, guest = 0 "
-                "WHERE id = ?",
-                (name, name.lower(), password_hash, account_id),
+                "UPDATE accounts SET name = ?, name_key = ?, name_skeleton = ?, "
+                "password_hash = ?, guest = 0 WHERE id = ?",
+                (name, fold(name), name_key(name), password_hash, account_id),
             )
         except sqlite3.IntegrityError:
             raise NameTaken(name) from None

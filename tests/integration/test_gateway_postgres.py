@@ -1,5 +1,6 @@
 """The gateway's account store on a real PostgreSQL: migrations (twice, at once), accounts,
-sessions with expiry and guests made full accounts; a logout on one
+sessions with expiry and guests made full accounts; name skeletons unique and filled for the
+accounts of the release before (two that collide both kept); a logout on one
 gateway ends the sockets of that session on another."""
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ from services.gateway.accounts import (
 )
 from services.gateway.app import GatewayService
 from services.gateway.config import GatewayConfig
+from services.gateway.names import name_key
 from services.gateway.sessions import SocketSessions
-from services.gateway.store_postgres import PostgresAccountStore
+from services.gateway.store_postgres import MIGRATIONS, PostgresAccountStore
 from services.matchmaking.service import MatchmakingService
 from services.runtime.embedded import EmbeddedLog
+from services.runtime.postgres import migrate
 from services.runtime.topics import TOPICS
 from services.table.service import TableService
 
@@ -63,6 +66,59 @@ def test_account_store_on_postgres(postgres_dsn: str) -> None:
             assert await store.delete_expired(2) == 1
             names = await store.accounts([alice.account.id, full.account.id, "p-none"])
             assert {a.name for a in names.values()} == {"Alice", "carol"}
+        finally:
+            for s in stores:
+                await s.close()
+            conn = await asyncpg.connect(postgres_dsn)
+            try:
+                await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            finally:
+                await conn.close()
+
+    asyncio.run(go())
+
+
+def test_name_skeletons_on_postgres_are_unique_and_filled_for_old_accounts(
+    postgres_dsn: str,
+) -> None:
+    schema = f"gateway_test_{uuid.uuid4().hex[:8]}"
+
+    async def go() -> None:
+        # The release before: migration 1 only, and its accounts, two of them confusable.
+        pool = await asyncpg.create_pool(postgres_dsn, min_size=1, max_size=1)
+        try:
+            await migrate(pool, f'"{schema}"', f"mahjong-gateway:{schema}", MIGRATIONS[:1])
+            await pool.executemany(
+                f'INSERT INTO "{schema}".accounts VALUES ($1, $2, $3, $4, false, $5)',
+                [("p-new", "B0b", "b0b", "h2", 7), ("p-old", "Bob", "bob", "h1", 5)],
+            )
+        finally:
+            await pool.close()
+        stores = [PostgresAccountStore(postgres_dsn, schema) for _ in range(2)]
+        await asyncio.gather(*(s.start() for s in stores))  # two gateways fill at once
+        store = stores[0]
+        try:
+            assert sorted(s.collided for s in stores) in ([0, 1], [1, 1])
+            rows = await store.pool.fetch(f'SELECT id, name_skeleton FROM "{schema}".accounts')
+            assert {r["id"]: r["name_skeleton"] for r in rows} == {
+                "p-old": name_key("Bob"),  # the older account holds the skeleton
+                "p-new": None,
+            }
+            for name, account_id in (("BOB", "p-old"), ("b0b", "p-new")):
+                found = await store.login_record(name)
+                assert found is not None and found[0].id == account_id
+            for name in ("bob", "BOb", "b0B"):  # no third account like them
+                with pytest.raises(NameTaken):
+                    await store.create_account(
+                        Account(id="p-x", name=name, guest=False, created_ms=9), None
+                    )
+            await store.create_account(
+                Account(id="p-t", name="Tanya", guest=False, created_ms=9), None
+            )
+            with pytest.raises(NameTaken):  # a Cyrillic а
+                await store.create_account(
+                    Account(id="p-y", name="Tаnya", guest=False, created_ms=10), None
+                )
         finally:
             for s in stores:
                 await s.close()

@@ -27,7 +27,8 @@ def test_accounts_sessions_and_guests(tmp_path: Path) -> None:
             r = await http.post("/api/auth/register", json={"name": "alice", "password": "pw"})
             assert r.status_code == 400 and r.json()["code"] == "bad_password"
             r = await http.post("/api/auth/register", json={"name": "a!", "password": "x" * 8})
-            assert r.json()["code"] == "bad_name"
+            assert r.json()["code"] == "name_bad_character"
+            assert r.json()["params"] == {"char": "!", "codepoint": "U+0021"}
             r = await http.post(
                 "/api/auth/register", json={"name": "Alice", "password": "s3cret-pw"}
             )

@@ -36,6 +36,7 @@ EMITTERS = {
     "_error",  # gateway WebSocket, staying open
     "ErrorFrame",
     "Rejected",
+    "NameRefused",  # gateway display names
 }
 # Messages whose other fields are not parameters: theirs come in ``params=``.
 STRUCTS = {"Rejection", "CommandRejected", "RequestRefused", "ErrorOut", "ErrorFrame", "Rejected"}

@@ -53,7 +53,10 @@ def test_a_gateway_file_of_the_old_runner_opens_with_its_accounts(tmp_path: Path
             await store.close()
 
     asyncio.run(go())
-    assert _bookkeeping(tmp_path / GATEWAY_FILE) == [(1, GATEWAY_MIGRATIONS[0][1])]
+    assert _bookkeeping(tmp_path / GATEWAY_FILE) == [
+        (1, GATEWAY_MIGRATIONS[0][1]),  # named from the migrations when the file was opened
+        (2, GATEWAY_MIGRATIONS[1][1]),  # applied then
+    ]
 
 
 def test_a_rating_file_of_the_other_runner_opens_unchanged(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import { api, ensureSession, saveSession, session } from "./api.js";
 import { h } from "./board.js";
 import { chooseLanguage, currentLanguage, serverMessage, setLanguage, t, translatePage } from "./i18n.js";
 import { closeLobby, joinTable, openLobby } from "./lobby.js";
+import { MAX_NAME, nameLength, nameOf, nameProblem } from "./names.js";
 import { closeReplay, openHistory, openRatings, openReplay } from "./pages.js";
 import { closeProfile, openProfile } from "./profile.js";
 import { followSeat, holdTable } from "./seating.js";
@@ -50,9 +51,26 @@ function renderHeader() {
 }
 
 function authDialog(mode) {
-  const name = h("input", { name: "name", autocomplete: "username", required: true, minlength: "3", maxlength: "24" });
+  // No length cap on the input: a name that is too long stays whole, with the reason shown.
+  const registering = mode === "register";
+  const count = registering ? h("span", { class: "muted name-count", id: "name-count", dataset: { testid: "name-count" }, "aria-live": "polite" }) : null;
+  const name = h("input", { name: "name", autocomplete: "username", required: true, "aria-describedby": registering ? "name-count" : undefined });
   const password = h("input", { name: "password", type: "password", autocomplete: mode === "login" ? "current-password" : "new-password", required: true, minlength: "8" });
-  const notice = h("p", { class: "notice", role: "alert" });
+  const notice = h("p", { class: "notice", role: "alert", dataset: { testid: "auth-notice" } });
+  // While registering, the length is checked as the player types, with the server's limits.
+  const checkName = (final) => {
+    if (!registering) return true;
+    count.textContent = t("auth.name_count", { count: nameLength(nameOf(name.value)), max: MAX_NAME });
+    const problem = nameProblem(name.value);
+    const shown = problem && (final || problem.code === "name_too_long");
+    name.setAttribute("aria-invalid", shown ? "true" : "false");
+    notice.textContent = shown ? serverMessage(problem.code, problem.params) : "";
+    return !problem;
+  };
+  if (registering) {
+    name.addEventListener("input", () => checkName(false));
+    checkName(false);
+  }
   const dialog = h(
     "dialog",
     { class: "auth", "aria-label": t(`auth.${mode}`) },
@@ -62,6 +80,7 @@ function authDialog(mode) {
         method: "dialog",
         onsubmit: async (ev) => {
           ev.preventDefault();
+          if (!checkName(true)) return;
           try {
             const r = await api("POST", `/api/auth/${mode}`, { name: name.value, password: password.value });
             saveSession(r);
@@ -76,7 +95,7 @@ function authDialog(mode) {
       },
       h("h2", { text: t(`auth.${mode}`) }),
       mode === "register" ? h("p", { class: "muted", text: t("auth.register_help") }) : null,
-      h("label", { class: "field" }, h("span", { text: t("auth.name") }), name),
+      h("label", { class: "field" }, h("span", { text: t("auth.name") }), name, count),
       h("label", { class: "field" }, h("span", { text: t("auth.password") }), password),
       notice,
       h(

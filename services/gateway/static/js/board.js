@@ -138,7 +138,7 @@ function seatPanel(view, seat, place, options) {
         { class: "seat-name", id: headingId },
         h("span", { class: "seat-wind", text: windName(seat) }),
         " ",
-        h("span", { class: "seat-player", text: name + (seat === me ? ` (${t("seat.you")})` : "") }),
+        h("span", { class: "seat-player", title: name, text: name + (seat === me ? ` (${t("seat.you")})` : "") }),
       ),
       p.won ? h("span", { class: "badge won", text: t("seat.won") }) : null,
       // The player's own line says what the table waits for (what to do, or for whom).
