@@ -5,7 +5,8 @@ import { api, ensureSession, saveSession, session } from "./api.js";
 import { h } from "./board.js";
 import { chooseLanguage, currentLanguage, serverMessage, setLanguage, t, translatePage } from "./i18n.js";
 import { closeLobby, joinTable, openLobby } from "./lobby.js";
-import { closeReplay, openHistory, openRatings, openReplay } from "./pages.js";
+import { openHistory, openRatings } from "./pages.js";
+import { closeReplay, openReplay } from "./replay.js";
 import { followSeat, holdTable } from "./seating.js";
 import { closeTable, openTable, practiceState } from "./table.js";
 
