@@ -1,8 +1,9 @@
 """Hand export and replays.
 
-``export``: a hand's JSON event log. A finished hand is public whole (RULES.md §10: the
-seed reveals everything at the end); an unfinished one only as the asking seat (or a
-spectator of a public table) may see it now, through ``visibility.seen_events``.
+``export``: a hand's JSON event log. A finished hand is shown whole (RULES.md §10: the
+seed reveals everything at the end) to those who may open it (``access.hand_seat``: its
+players, or anyone if its table was public); an unfinished one only as the asking seat (or
+a spectator of a public table) may see it now, through ``visibility.seen_events``.
 
 ``replay_frames``: a finished hand step by step, one step per game action (``STEP_EVENTS``:
 the deal, the exchange, the missing suits, each draw, discard, claim, kong, win and the
