@@ -102,7 +102,7 @@ def test_the_clocks_at_each_step_read_what_the_live_clocks_showed() -> None:
         events, shown = timed_bot_hand(seed)
         steps = replay_frames(events)
         assert len(steps) == sum(isinstance(e, STEP_EVENTS) for e in events)
-        compared = running = 0
+        compared = running = closed_calls = 0
         for s in steps:
             live = shown[s.seq]
             if live is None:
@@ -117,9 +117,18 @@ def test_the_clocks_at_each_step_read_what_the_live_clocks_showed() -> None:
                 for c in s.view.clocks
             ]
             assert replayed == readings, s.seq
+            for c in s.view.clocks:
+                if c.deadline_ms is not None:
+                    # Offered before the step, with the whole reserve or (a call) none of it.
+                    assert c.usable_reserve_ms in (0, c.reserve_ms)
+                    assert c.deadline_ms - (c.base_ms or 0) - c.usable_reserve_ms <= s.at_ms
+                    closed_calls += c.usable_reserve_ms == 0 and s.view.window is None
             compared += 1
             running += sum(r[1] is not None and r[1] > 0 for r in replayed)
         assert compared > len(steps) - 5 and running > len(steps) // 2
+        # A draw after everyone passed: the last call's clock still runs, its window closed;
+        # the clock says it has no reserve to use (js/board.js reads usable_reserve_ms).
+        assert closed_calls > 0
 
 
 def test_an_untimed_replay_has_no_clocks_and_no_moments() -> None:

@@ -93,8 +93,9 @@ export function clockText(view, seat, serverNow, lag = 0) {
     };
   }
   const remaining = c.deadline_ms - serverNow - lag;
+  // What of the reserve this decision may use (none for a call); older views lack the field.
   const inWindow = view.window && view.window.pending.includes(seat);
-  const usable = inWindow ? 0 : c.reserve_ms;
+  const usable = c.usable_reserve_ms ?? (inWindow ? 0 : c.reserve_ms);
   const base = Math.max(0, remaining - usable);
   const reserve = Math.min(usable, Math.max(0, remaining));
   return {
