@@ -91,8 +91,8 @@ def test_a_timed_bot_hand_replays_step_by_step_with_its_clocks_and_a_shared_link
     assert running and all(re.search(r"[1-9]", c) for c in running), running
     assert "discards" in host.inner_text("[data-testid='replay-step']")
     assert host.locator("[data-testid='replay-settlement'] .settlement").count() == 0
-    # Every hand open by default.
-    assert host.locator(".board .concealed.shown").count() >= 3
+    # Every hand open by default (a winner's laid down).
+    assert host.locator(".board :is(.concealed.shown, .win-hand)").count() == 3
     shots(host, shot, "replay-mid")
 
     # One seat's view: that seat's hand, the others' concealed; the same step.
@@ -106,7 +106,9 @@ def test_a_timed_bot_hand_replays_step_by_step_with_its_clocks_and_a_shared_link
             assert panel.locator(".concealed .tile").count() > 0, seat
     shots(host, shot, "replay-seat-view")
     host.select_option("[data-testid='replay-seat']", "")
-    host.wait_for_function("document.querySelectorAll('.board .concealed.shown').length >= 3")
+    host.wait_for_function(
+        "document.querySelectorAll('.board :is(.concealed.shown, .win-hand)').length === 3"
+    )
 
     # The last step: the settlement, the winners' hands with their declared groups.
     host.keyboard.press("End")
