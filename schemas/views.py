@@ -66,6 +66,7 @@ class ClockView(msgspec.Struct, frozen=True, kw_only=True):
     reserve_ms: int
     deadline_ms: int | None = None  # server epoch ms; null when the seat is not deciding
     base_ms: int | None = None
+    usable_reserve_ms: int | None = None  # of the reserve, what this decision may use (0: a call)
 
 
 class WaitView(msgspec.Struct, frozen=True, kw_only=True):

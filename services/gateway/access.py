@@ -12,8 +12,9 @@ a decision; the caller turns a refusal into its own answer (HTTP 404, a closing 
   public table says so (``table_closed``); an ended private one looks missing (``forbidden``).
   A spectator, and a player not in the current hand, get the hand only at a public table.
 - **A hand** (``GET /api/tables/{id}/view``, ``/api/hands/{id}/export`` and ``/replay``): its
-  players, as their seat; anyone once the hand has ended; anyone as a spectator while the
-  hand's table is public. Otherwise it answers as a hand that does not exist.
+  players, as their seat; anyone as a spectator while the hand's table is public, and once
+  the hand has ended if its table was public (a shared replay link); a private table's
+  hands only ever to their players. Otherwise it answers as a hand that does not exist.
 - **Driving a seat** (``command`` frames): only the account's own seat in the current hand.
   Who sits in the hand is the hand's log (``hand_started.seats``), not the lobby.
 - **Lists** filter by their own queries: the lobby lists public tables that are not Quick
@@ -85,13 +86,34 @@ def watch(
     )
 
 
+def table_public(lobby: LobbyWatcher, table_id: str) -> bool | None:
+    """Whether a table is or was public, as the lobby remembers it (None: it has forgotten
+    the table; the hand history still knows, ``services/history``)."""
+    t = lobby.table(table_id)
+    if t is not None:
+        return t.options.public
+    if table_id in lobby.closed:
+        return table_id not in lobby.closed_private
+    return None
+
+
 def hand_seat(
-    lobby: LobbyWatcher, table_id: str, players: Sequence[str], over: bool, player: str
+    lobby: LobbyWatcher,
+    table_id: str,
+    players: Sequence[str],
+    over: bool,
+    player: str,
+    public: bool | None = None,
 ) -> tuple[bool, int | None]:
     """Whether ``player`` may see a hand of ``table_id`` with ``players`` (``over``: it has
-    ended), and as which seat (None: as a spectator)."""
+    ended), and as which seat (None: as a spectator). ``public``: the table's privacy when
+    the lobby no longer knows it (the hand history's word); a table nobody knows anything
+    about counts as public, as in the hand history."""
     seat = seat_in(players, player)
-    if seat is not None or over:
+    if seat is not None:
         return True, seat
+    if over:
+        known = table_public(lobby, table_id)
+        return (known if known is not None else public is not False), None
     t = lobby.table(table_id)
     return t is not None and t.options.public, None

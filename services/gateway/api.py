@@ -36,7 +36,7 @@ from services.gateway.accounts import (
     token_hash,
 )
 from services.gateway.gateway import Gateway
-from services.gateway.history import ReplayStep, replay_frames
+from services.gateway.history import ReplayStep, replay_frames, settlement_events
 from services.gateway.limits import client_address
 from services.gateway.lobby import RequestTimeout
 from services.gateway.names import MAX_LENGTH as MAX_NAME
@@ -737,12 +737,24 @@ async def _hand(gateway: Gateway, account: Account, hand_id: str) -> tuple[list[
     first = events[0]
     if not isinstance(first, ev.HandStarted):
         raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
+    over = hand_over(events)
+    public = await _hand_public(gateway, first.table_id, first.hand_id) if over else None
     allowed, seat = access.hand_seat(
-        gateway.lobby, first.table_id, first.seats, hand_over(events), account.id
+        gateway.lobby, first.table_id, first.seats, over, account.id, public
     )
     if not allowed:
         raise ApiError(404, "no_such_hand", "there is no such hand", hand_id=hand_id)
     return events, seat
+
+
+async def _hand_public(gateway: Gateway, table_id: str, hand_id: str) -> bool:
+    """Whether a hand's table is or was public: the lobby's word, else the hand history's,
+    else public (a table nobody knows anything about, as in the hand history)."""
+    known = access.table_public(gateway.lobby, table_id)
+    if known is not None:
+        return known
+    rows = await gateway.history.hand(hand_id)
+    return rows[0].public if rows else True
 
 
 @get("/hands/{hand_id:str}/export", responses=errors(400, 401, 404))
@@ -762,28 +774,42 @@ async def export_hand(
 
 
 class ReplayOut(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished hand step by step (``history.STEP_EVENTS``), as ``seat`` saw it (null:
+    every hand open); ``settlement``: the events its settlement is drawn from, for the last
+    step; ``public``: whether anyone signed in may open it (a private table's: its players)."""
+
     hand_id: str
     names: dict[str, str]
     commitment: str | None
     seed: str | None
     steps: list[ReplayStep]
+    seat: int | None = None
+    public: bool = True
+    settlement: list[ev.Event] = []
 
 
 @get("/hands/{hand_id:str}/replay", responses=errors(400, 401, 404, 409))
 async def replay_hand(
-    hand_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+    hand_id: FromPath[str],
+    gateway: GatewayDep,
+    account: AccountDep,
+    seat: Annotated[int | None, QueryParameter(ge=0, le=3)] = None,
 ) -> ReplayOut:
-    """A finished hand step by step with every hand shown, the commitment and the seed."""
+    """A finished hand step by step: every hand open, or (``?seat=``) as one seat saw it,
+    with the clocks at each step, the settlement, the commitment and the seed."""
     events, _ = await _hand(gateway, account, hand_id)
     if not hand_over(events):
         raise ApiError(409, "hand_not_over", "a replay is for finished hands", hand_id=hand_id)
-    steps = await asyncio.to_thread(replay_frames, events)
+    steps = await asyncio.to_thread(replay_frames, events, seat)
     return ReplayOut(
         hand_id=hand_id,
         names=await gateway.names(list(events[0].seats)),
         commitment=events[0].commitment,
         seed=events[-1].seed,
         steps=steps,
+        seat=seat,
+        public=await _hand_public(gateway, events[0].table_id, hand_id),
+        settlement=settlement_events(events),
     )
 
 

@@ -152,6 +152,7 @@ def _clocks(state: HandState) -> list[ClockView]:
                 reserve_ms=clock.reserve[s],
                 deadline_ms=None if run is None else run.deadline_ms,
                 base_ms=None if run is None else run.base_ms,
+                usable_reserve_ms=None if run is None else run.reserve_ms,
             )
         )
     return views

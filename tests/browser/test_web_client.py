@@ -50,6 +50,8 @@ def test_a_hand_is_played_to_its_end_through_the_ui(browser: Any, server: str, s
     # The replay steps through the finished hand, every hand shown, with the seed.
     page.click(".overlay a:has-text('Replay')")
     page.wait_for_selector(".replay-bar")
+    assert page.inner_text(".replay-step").startswith("Step 1 of")
+    page.keyboard.press("End")
     assert re.search(r"Step (\d+) of \1", page.inner_text(".replay-step"))
     page.keyboard.press("Home")
     assert page.inner_text(".replay-step").startswith("Step 1 of")

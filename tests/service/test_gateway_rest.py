@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from services.gateway.config import Limits, Rate
+from services.gateway.history import STEP_EVENTS
 from services.gateway.protocol import protocol_schema
 from tests.service.gateway_harness import (
     ADMIN,
@@ -233,6 +234,9 @@ def test_body_size_limit(tmp_path: Path) -> None:
     asyncio.run(go())
 
 
+STEP_TYPES = {t.__struct_config__.tag for t in STEP_EVENTS}
+
+
 def test_hand_export_replay_and_history(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
@@ -257,20 +261,35 @@ def test_hand_export_replay_and_history(tmp_path: Path) -> None:
             r = await p.http.get(f"{url}/replay", headers=users[0].auth)
             assert r.status_code == 409 and r.json()["code"] == "hand_not_over"
             await asyncio.wait_for(asyncio.gather(play_with_bot(sockets[0]), others), 120)
-            # Finished: everything, for anyone; the replay shows every hand at every step.
-            full = (await p.http.get(f"{url}/export", headers=stranger.auth)).json()
-            assert full["finished"] and full["seat"] is None
+            # Finished: everything, for its players; a private table's hands for nobody else.
+            full = (await p.http.get(f"{url}/export", headers=users[1].auth)).json()
+            assert full["finished"] and full["seat"] is not None
             kinds = [e["type"] for e in full["events"]]
             assert (
                 kinds.count("tiles_dealt") == 4 and "wall_built" in kinds and "hidden" not in kinds
             )
             assert kinds[-1] == "hand_ended" and full["events"][-1]["seed"]
-            replay = (await p.http.get(f"{url}/replay", headers=stranger.auth)).json()
-            assert len(replay["steps"]) == len(full["events"])
+            for route in ("export", "replay"):
+                r = await p.http.get(f"{url}/{route}", headers=stranger.auth)
+                assert r.status_code == 404 and r.json()["code"] == "no_such_hand", route
+            # The replay: one step per game action, every hand shown, or one seat's view.
+            replay = (await p.http.get(f"{url}/replay", headers=users[0].auth)).json()
+            assert len(replay["steps"]) == sum(k in STEP_TYPES for k in kinds)
             assert replay["seed"] == full["events"][-1]["seed"] and replay["commitment"]
+            assert replay["public"] is False and replay["seat"] is None
+            assert replay["settlement"][-1]["type"] == "hand_ended"
             middle = replay["steps"][len(replay["steps"]) // 2]["view"]
             assert all(x["hand"] is not None for x in middle["players"])
             assert set(replay["names"]) == {u.id for u in users}
+            mine = (await p.http.get(f"{url}/replay?seat=2", headers=users[0].auth)).json()
+            assert [s["seq"] for s in mine["steps"]] == [s["seq"] for s in replay["steps"]]
+            middle = mine["steps"][len(mine["steps"]) // 2]["view"]
+            assert middle["seat"] == 2
+            assert all(
+                x["hand"] is None for x in middle["players"] if x["seat"] != 2 and not x["won"]
+            )
+            r = await p.http.get(f"{url}/replay?seat=4", headers=users[0].auth)
+            assert r.status_code == 400
             for _ in range(50):
                 hands = (
                     await p.http.get(f"/api/players/{users[0].id}/hands", headers=users[0].auth)

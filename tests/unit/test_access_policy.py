@@ -78,8 +78,21 @@ def test_watching_a_table() -> None:
 def test_seeing_a_hand() -> None:
     assert access.hand_seat(LOBBY, "priv", PLAYERS, False, "bob") == (True, 1)
     assert access.hand_seat(LOBBY, "priv", PLAYERS, False, "eve") == (False, None)
-    assert access.hand_seat(LOBBY, "priv", PLAYERS, True, "eve") == (True, None)
     assert access.hand_seat(LOBBY, "pub", PLAYERS, False, "eve") == (True, None)
     assert access.hand_seat(LOBBY, "ended-pub", PLAYERS, False, "eve") == (False, None)
+
+
+def test_a_finished_hand_is_shared_only_from_a_public_table() -> None:
+    # A replay link: anyone for a public table's finished hand, open or closed ...
+    assert access.hand_seat(LOBBY, "pub", PLAYERS, True, "eve") == (True, None)
+    assert access.hand_seat(LOBBY, "ended-pub", PLAYERS, True, "eve") == (True, None)
+    # ... a private table's only for its players, open or closed.
+    assert access.hand_seat(LOBBY, "priv", PLAYERS, True, "eve") == (False, None)
+    assert access.hand_seat(LOBBY, "ended-priv", PLAYERS, True, "eve") == (False, None)
+    assert access.hand_seat(LOBBY, "ended-priv", PLAYERS, True, "bob") == (True, 1)
+    # A table the lobby forgot: the hand history's word; nobody's word: public.
+    assert access.hand_seat(LOBBY, "gone", PLAYERS, True, "eve", public=False) == (False, None)
+    assert access.hand_seat(LOBBY, "gone", PLAYERS, True, "eve", public=True) == (True, None)
+    assert access.hand_seat(LOBBY, "gone", PLAYERS, True, "eve") == (True, None)
     assert access.seat_in(PLAYERS, "computer:normal:1") == 3
     assert access.seat_in(PLAYERS, "eve") is None

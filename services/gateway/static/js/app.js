@@ -7,8 +7,9 @@ import { h } from "./board.js";
 import { chooseLanguage, currentLanguage, serverMessage, setLanguage, t, translatePage } from "./i18n.js";
 import { closeLobby, joinTable, openLobby } from "./lobby.js";
 import { MAX_NAME, nameLength, nameOf, nameProblem } from "./names.js";
-import { closeReplay, openHistory, openRatings, openReplay } from "./pages.js";
+import { openHistory, openRatings } from "./pages.js";
 import { closeProfile, openProfile } from "./profile.js";
+import { closeReplay, openReplay } from "./replay.js";
 import { followSeat, holdTable } from "./seating.js";
 import { closeTable, openTable, practiceState } from "./table.js";
 

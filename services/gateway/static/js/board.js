@@ -52,6 +52,32 @@ export function meldElement(meld) {
   return group;
 }
 
+// A winner's hand as it was laid down: the concealed tiles (sorted, the winning tile apart)
+// and its declared groups. The settlement and the board's win reveal draw the same.
+export function winningHand(w, melds, label) {
+  const tiles = sortTiles(w.hand);
+  if (w.tile) {
+    const at = tiles.lastIndexOf(w.tile);
+    if (at >= 0) tiles.splice(at, 1);
+  }
+  return h(
+    "div",
+    { class: "win-hand", role: "img", "aria-label": label },
+    h("span", { class: "win-concealed" }, tiles.map((tile) => tileElement(tile, { small: true, decorative: true }))),
+    w.tile ? h("span", { class: "win-tile" }, tileElement(w.tile, { small: true, decorative: true, extraClass: "winning-tile" })) : null,
+    melds.length ? h("span", { class: "win-melds", dataset: { part: "win-melds" } }, melds.map((m) => meldElement(m))) : null,
+  );
+}
+
+// A winner's hand, spoken: its tiles, then its declared groups.
+export function winningHandLabel(name, w, melds) {
+  return t("settlement.hand_label", {
+    name,
+    tiles: sortTiles(w.hand).map(tileLabel).join(", "),
+    melds: melds.length ? melds.map((m) => t(`meld.${m.kind}`, { tile: tileLabel(m.tile) })).join(", ") : t("settlement.no_melds"),
+  });
+}
+
 // The clock of one seat: base time left, then the reserve (RULES.md §8), from ClockView;
 // `text` to show, `spoken` for screen readers.
 export function clockText(view, seat, serverNow, lag = 0) {
@@ -67,8 +93,9 @@ export function clockText(view, seat, serverNow, lag = 0) {
     };
   }
   const remaining = c.deadline_ms - serverNow - lag;
+  // What of the reserve this decision may use (none for a call); older views lack the field.
   const inWindow = view.window && view.window.pending.includes(seat);
-  const usable = inWindow ? 0 : c.reserve_ms;
+  const usable = c.usable_reserve_ms ?? (inWindow ? 0 : c.reserve_ms);
   const base = Math.max(0, remaining - usable);
   const reserve = Math.min(usable, Math.max(0, remaining));
   return {
@@ -91,7 +118,8 @@ export function updateClock(node, clock) {
 // `options`: me (the caller's seat or null), names, interactive handlers, selected tiles,
 // focusKey (the hand tile that holds the tab stop), lastDiscard ({seat}: mark that seat's
 // newest discard), received (tiles received in the exchange, highlighted), hints (per tile:
-// a short text shown under a candidate discard).
+// a short text shown under a candidate discard), replay (a replay: the seat at the bottom is
+// shown, not played, so no "you" and no prompt).
 export function renderBoard(root, view, options) {
   const { me = null, names = {}, serverNow = Date.now(), lag = 0 } = options;
   const bottom = me ?? 0;
@@ -114,8 +142,9 @@ function signed(n) {
 }
 
 function seatPanel(view, seat, place, options) {
-  const { me, names } = options;
+  const { me, names, replay = false } = options;
   const p = view.players[seat];
+  const you = seat === me && !replay;
   const pending = view.pending.includes(seat);
   const isTurn = view.turn === seat;
   const name = playerName(p.player, names);
@@ -138,15 +167,19 @@ function seatPanel(view, seat, place, options) {
         { class: "seat-name", id: headingId },
         h("span", { class: "seat-wind", text: windName(seat) }),
         " ",
-        h("span", { class: "seat-player", title: name, text: name + (seat === me ? ` (${t("seat.you")})` : "") }),
+        h("span", { class: "seat-player", title: name, text: name + (you ? ` (${t("seat.you")})` : "") }),
       ),
       p.won ? h("span", { class: "badge won", text: t("seat.won") }) : null,
       // The player's own line says what the table waits for (what to do, or for whom).
-      seat === me ? h("span", { class: "phase", dataset: { testid: "phase" }, text: phaseText(view, me, names) }) : h("span", { class: "status-text", text: status.join(" · ") }),
+      you ? h("span", { class: "phase", dataset: { testid: "phase" }, text: phaseText(view, me, names) }) : h("span", { class: "status-text", text: status.join(" · ") }),
     ),
   );
   const tiles = h("div", { class: "seat-tiles" });
-  if (seat !== me || !p.hand) {
+  const win = p.won ? (view.wins || []).find((w) => w.seat === seat) : null;
+  if (win) {
+    // The win reveal: the hand laid down as it won, its declared groups beside it.
+    tiles.append(winningHand(win, p.melds, winningHandLabel(name, win, p.melds)));
+  } else if (seat !== me || !p.hand) {
     const label = p.hand ? t("seat.hand_shown", { tiles: sortTiles(p.hand).map(tileLabel).join(", ") }) : t("seat.concealed", { n: p.concealed_count });
     const concealed = h("div", { class: `concealed ${p.hand ? "shown" : ""}`, role: "img", "aria-label": label });
     if (p.hand) {
@@ -159,7 +192,7 @@ function seatPanel(view, seat, place, options) {
   } else {
     tiles.append(handRow(view, p, options));
   }
-  if (p.melds.length) {
+  if (p.melds.length && !win) {
     tiles.append(h("div", { class: "melds", role: "group", "aria-label": t("seat.melds") }, p.melds.map(meldElement)));
   }
   panel.append(tiles);

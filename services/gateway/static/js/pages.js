@@ -1,10 +1,9 @@
-// Ratings (own rating, its history, the leaderboard), hand history with JSON export, and the
-// replay viewer (every step of a finished hand, all hands shown, commitment and seed).
+// Ratings (own rating, its history, the leaderboard) and hand history with JSON export (the
+// replay viewer is js/replay.js).
 import { api, apiPage, session } from "./api.js";
-import { h, playerName, renderBoard } from "./board.js";
+import { h, playerName } from "./board.js";
 import { fixed, signed } from "./format.js";
 import { currentLanguage, serverMessage, t } from "./i18n.js";
-import { renderSettlement } from "./settlement.js";
 
 export async function openRatings(root) {
   root.replaceChildren(h("h1", { text: t("ratings.title") }));
@@ -175,92 +174,4 @@ export async function exportHand(handId) {
   document.body.append(a);
   a.click();
   a.remove();
-}
-
-let replayKeys = null;
-
-export function closeReplay() {
-  if (replayKeys) document.removeEventListener("keydown", replayKeys);
-  replayKeys = null;
-}
-
-export async function openReplay(root, handId) {
-  closeReplay();
-  root.replaceChildren(h("h1", { text: t("replay.title") }), h("p", { text: t("table.loading") }));
-  let data;
-  try {
-    data = await api("GET", `/api/hands/${encodeURIComponent(handId)}/replay`);
-  } catch (e) {
-    root.replaceChildren(h("h1", { text: t("replay.title") }), h("p", { class: "notice", role: "alert", text: serverMessage(e.code, e.params, e.message) }));
-    return;
-  }
-  const steps = data.steps;
-  let at = steps.length - 1;
-  let timer = null;
-  const board = h("div", { class: "board-wrap replay" });
-  const label = h("span", { class: "replay-step", role: "status" });
-  const slider = h("input", { type: "range", min: "0", max: String(steps.length - 1), value: String(at), "aria-label": t("replay.step") });
-  const show = () => {
-    const step = steps[at];
-    renderBoard(board, step.view, { me: null, names: data.names });
-    label.textContent = t("replay.position", { n: at + 1, total: steps.length, event: t(`event.${step.event.type}`) });
-    slider.value = String(at);
-  };
-  const go = (n) => {
-    at = Math.max(0, Math.min(steps.length - 1, n));
-    show();
-  };
-  slider.addEventListener("input", () => go(Number(slider.value)));
-  const play = h("button", {
-    class: "button",
-    type: "button",
-    text: t("replay.play"),
-    onclick: () => {
-      if (timer) {
-        clearInterval(timer);
-        timer = null;
-        play.textContent = t("replay.play");
-        return;
-      }
-      if (at >= steps.length - 1) at = 0;
-      play.textContent = t("replay.stop");
-      timer = setInterval(() => {
-        if (at >= steps.length - 1 || !document.body.contains(board)) {
-          clearInterval(timer);
-          timer = null;
-          play.textContent = t("replay.play");
-          return;
-        }
-        go(at + 1);
-      }, 600);
-    },
-  });
-  replayKeys = (e) => {
-    if (e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName)) return; // the slider steps itself
-    if (e.key === "ArrowLeft") go(at - 1);
-    else if (e.key === "ArrowRight") go(at + 1);
-    else if (e.key === "Home") go(0);
-    else if (e.key === "End") go(steps.length - 1);
-  };
-  document.addEventListener("keydown", replayKeys);
-  const events = steps.map((s) => s.event);
-  root.replaceChildren(
-    h("h1", { text: t("replay.title") }),
-    h(
-      "div",
-      { class: "replay-bar" },
-      h("button", { class: "button secondary", type: "button", text: "⇤", "aria-label": t("replay.first"), onclick: () => go(0) }),
-      h("button", { class: "button secondary", type: "button", text: "◀", "aria-label": t("replay.previous"), onclick: () => go(at - 1) }),
-      play,
-      h("button", { class: "button secondary", type: "button", text: "▶", "aria-label": t("replay.next"), onclick: () => go(at + 1) }),
-      h("button", { class: "button secondary", type: "button", text: "⇥", "aria-label": t("replay.last"), onclick: () => go(steps.length - 1) }),
-      slider,
-      label,
-      h("button", { class: "button secondary", type: "button", text: t("history.export"), onclick: () => exportHand(handId) }),
-    ),
-    h("p", { class: "fairness" }, h("span", { text: t("settlement.commitment_label") }), " ", h("code", { text: data.commitment || "—" }), " ", h("span", { text: t("settlement.seed_label") }), " ", h("code", { text: data.seed || "—" })),
-    board,
-    renderSettlement(events, data.names, null, { view: steps.length ? steps[steps.length - 1].view : null }),
-  );
-  show();
 }

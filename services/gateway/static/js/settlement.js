@@ -1,9 +1,9 @@
 // The settlement of a finished hand, from its events (all public once it has ended): every
 // win with its fan patterns, kong payments, flower pigs, not-ready penalties and refunds,
 // per seat and line by line, then the final scores, placements and the seed.
-import { h, meldElement, playerName } from "./board.js";
+import { h, playerName, winningHand, winningHandLabel } from "./board.js";
 import { t } from "./i18n.js";
-import { sortTiles, tileElement, tileLabel } from "./tiles.js";
+import { tileLabel } from "./tiles.js";
 
 const CATEGORY = {
   discard_win: "wins",
@@ -62,23 +62,6 @@ export function signed(n) {
 
 function listNames(names) {
   return new Intl.ListFormat(document.documentElement.lang || "en", { type: "conjunction" }).format(names);
-}
-
-// A winner's hand as it was laid down: the concealed tiles (sorted, the winning tile apart)
-// and the declared groups.
-function winningHand(w, melds, label) {
-  const tiles = sortTiles(w.hand);
-  if (w.tile) {
-    const at = tiles.lastIndexOf(w.tile);
-    if (at >= 0) tiles.splice(at, 1);
-  }
-  return h(
-    "div",
-    { class: "win-hand", role: "img", "aria-label": label },
-    h("span", { class: "win-concealed" }, tiles.map((tile) => tileElement(tile, { small: true, decorative: true }))),
-    w.tile ? h("span", { class: "win-tile" }, tileElement(w.tile, { small: true, decorative: true, extraClass: "winning-tile" })) : null,
-    melds.length ? h("span", { class: "win-melds" }, melds.map((m) => meldElement(m))) : null,
-  );
 }
 
 // Who paid a win: "4 points from Computer 1", "3 points from each of A, B and C".
@@ -153,11 +136,7 @@ export function renderSettlement(events, names, me, { id, view = null } = {}) {
           : t("settlement.how_discard", { tile, name: name(w.from_seat) });
       const fan = t(w.fan > 3 ? "settlement.fan_capped" : "settlement.fan_line", { patterns: patternsText(w.patterns), fan: w.fan, value: w.value });
       const melds = view && view.players[w.seat] ? view.players[w.seat].melds : [];
-      const label = t("settlement.hand_label", {
-        name: name(w.seat),
-        tiles: sortTiles(w.hand).map(tileLabel).join(", "),
-        melds: melds.length ? melds.map((m) => t(`meld.${m.kind}`, { tile: tileLabel(m.tile) })).join(", ") : t("settlement.no_melds"),
-      });
+      const label = winningHandLabel(name(w.seat), w, melds);
       const gained = (w.payments || []).reduce((n, p) => n + p.amount, 0);
       list.append(
         h(
