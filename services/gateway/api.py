@@ -793,7 +793,16 @@ async def replay_hand(
     hand_id: FromPath[str],
     gateway: GatewayDep,
     account: AccountDep,
-    seat: Annotated[int | None, QueryParameter(ge=0, le=3)] = None,
+    # ``int | None`` loses ge/le in the OpenAPI document, so the bounds are stated there too.
+    seat: Annotated[
+        int | None,
+        QueryParameter(
+            ge=0,
+            le=3,
+            description="0-3: as that seat saw it; absent: every hand open",
+            schema_extra={"minimum": 0, "maximum": 3},
+        ),
+    ] = None,
 ) -> ReplayOut:
     """A finished hand step by step: every hand open, or (``?seat=``) as one seat saw it,
     with the clocks at each step, the settlement, the commitment and the seed."""

@@ -30,8 +30,7 @@ from schemas.table import decode_event
 from schemas.views import SeatView, SeenEvent
 from services.gateway.tables import TableWatcher
 from services.history.store import HistoryStore
-from services.rules import HandState, apply, open_view
-from services.rules.visibility import seat_view, seen
+from services.rules import HandState, apply, open_view, seat_view, seen
 from services.runtime.log import EventLog, read_through
 from services.runtime.topics import TABLE_EVENTS
 
