@@ -39,7 +39,10 @@ def test_soak_with_kills_and_server_restarts_loses_nothing(tmp_path: Path) -> No
         computer_tables=1,
         think_s=(0.1, 0.5),
         drain_timeout_s=480.0,
-        hand_timeout_s=240.0,
+        # A client gives up on a hand after this: long enough for a hand that lives through a
+        # broker restart (53 s down once on a busy machine), a SIGSTOP'd table member and a
+        # table kill (one such hand took about 280 s and its clients gave up at 240 s).
+        hand_timeout_s=420.0,
         seed=10,
     )
     result = run_soak(config)
