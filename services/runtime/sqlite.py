@@ -47,9 +47,11 @@ def connect(path: str | Path, cache_kib: int | None = None) -> sqlite3.Connectio
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
+        # The wait comes first: setting the journal mode takes a lock too, and a second
+        # connection opened while the first migrates the file failed at once without it.
+        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         db.execute(f"PRAGMA journal_mode={JOURNAL_MODE}")
         db.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
-        db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys=ON")
         if cache_kib is not None:
             db.execute(f"PRAGMA cache_size=-{cache_kib}")
