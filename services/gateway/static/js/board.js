@@ -84,7 +84,8 @@ export function clockText(view, seat, serverNow, lag = 0) {
   const c = (view.clocks || [])[seat];
   if (!c) return null;
   const wind = windName(seat);
-  if (c.deadline_ms === null || c.deadline_ms === undefined) {
+  // A hand that has ended has no running clock (a replay's last step keeps the last deadline).
+  if (c.deadline_ms === null || c.deadline_ms === undefined || view.phase === "ended") {
     return {
       running: false,
       text: t("clock.reserve", { reserve: formatSeconds(c.reserve_ms) }),
@@ -107,8 +108,13 @@ export function clockText(view, seat, serverNow, lag = 0) {
   };
 }
 
+// A side plate is narrow: its running clock stands on two lines (base, then "+ reserve").
+function plateClock(text, side) {
+  return side ? text.replace(" + ", "\n+ ") : text;
+}
+
 export function updateClock(node, clock) {
-  respeak(node, clock.text, clock.spoken);
+  respeak(node, plateClock(clock.text, Boolean(node.closest && node.closest(".plate-left, .plate-right"))), clock.spoken);
   node.classList.toggle("urgent", clock.urgent);
 }
 
@@ -229,7 +235,15 @@ function centre(view, order, places, { me, names, serverNow, lag }) {
   order.forEach((seat, k) => box.append(plate(view, seat, places[k], { serverNow, lag })));
   const mid = h("div", { class: "centre-mid" });
   mid.append(h("div", { class: "wall" }, spoken(String(view.wall_left), t("table.wall", { n: view.wall_left }), "wall-count"), h("span", { class: "wall-label", "aria-hidden": "true", text: t("table.wall_short") })));
-  if (view.direction) mid.append(spoken(`${DIRECTION_ARROW[view.direction]} ${t(`direction.${view.direction}`)}`, t("table.direction", { direction: t(`direction.${view.direction}`) }), "direction"));
+  if (view.direction) {
+    // The arrow and the words apart, so that a phone's narrow panel can keep the arrow alone.
+    const name = t(`direction.${view.direction}`);
+    mid.append(
+      h("span", { class: "direction" },
+        spoken(DIRECTION_ARROW[view.direction], t("table.direction", { direction: name }), "direction-arrow"),
+        h("span", { class: "direction-name", "aria-hidden": "true", text: ` ${name}` })),
+    );
+  }
   const w = view.window;
   if (w) {
     mid.append(
@@ -267,7 +281,7 @@ function plate(view, seat, place, { serverNow, lag }) {
   if (p.missing) node.append(spoken(SUIT_MARK[p.missing], `${windName(seat)}: ${t("seat.missing", { suit: suitLabel(p.missing) })}`, `badge missing missing-${p.missing}`));
   const clock = clockText(view, seat, serverNow, lag);
   if (clock) {
-    const c = spoken(clock.text, clock.spoken, `clock ${clock.running ? "running" : ""} ${clock.urgent ? "urgent" : ""}`);
+    const c = spoken(plateClock(clock.text, place === "left" || place === "right"), clock.spoken, `clock ${clock.running ? "running" : ""} ${clock.urgent ? "urgent" : ""}`);
     c.dataset.clockSeat = String(seat);
     node.append(c);
   }
