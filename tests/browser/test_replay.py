@@ -97,6 +97,9 @@ def test_a_timed_bot_hand_replays_step_by_step_with_its_clocks_and_a_shared_link
 
     # One seat's view: that seat's hand, the others' concealed; the same step.
     host.select_option("[data-testid='replay-seat']", "2")
+    # Waiting for seat 2 at the bottom is not enough: it is there already when the host sits
+    # at seat 2 (the open view puts the viewer's own seat at the bottom).
+    host.wait_for_selector("[data-testid='replay-board'][data-view='2']")
     host.wait_for_selector(".board .seat-bottom[data-seat='2']")
     assert host.inner_text("[data-testid='replay-step']").startswith(f"Step {middle} of")
     for seat in (0, 1, 3):
@@ -106,6 +109,7 @@ def test_a_timed_bot_hand_replays_step_by_step_with_its_clocks_and_a_shared_link
             assert panel.locator(".concealed .tile").count() > 0, seat
     shots(host, shot, "replay-seat-view")
     host.select_option("[data-testid='replay-seat']", "")
+    host.wait_for_selector("[data-testid='replay-board'][data-view='all']")
     host.wait_for_function(
         "document.querySelectorAll('.board :is(.concealed.shown, .win-hand)').length === 3"
     )

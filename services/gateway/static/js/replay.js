@@ -105,6 +105,7 @@ export async function openReplay(root, handId) {
   const show = () => {
     const f = frame(data, state);
     renderBoard(board, f.view, { me: f.bottom, replay: true, names: data.names, serverNow: f.serverNow ?? Date.now(), lastDiscard: f.lastDiscard });
+    board.dataset.view = state.seat === null ? "all" : String(state.seat); // whose view is drawn
     label.replaceChildren(h("strong", { text: t("replay.position", { n: f.n, total: f.total }) }), " ", action);
     action.textContent = actionText(f, data.names);
     slider.value = String(f.n);
