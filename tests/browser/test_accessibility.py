@@ -388,8 +388,11 @@ def test_axe_finds_no_serious_violation_in_the_lobby_and_at_the_table(
     page.wait_for_selector(".replay-bar")
     found["replay"] = axe(page, f"replay-{locale}")
     page.click("nav a[data-nav='history']")
-    page.wait_for_selector("table.data tbody tr")
+    page.wait_for_selector(".hands .hand-card")
     found["history"] = axe(page, f"history-{locale}")
+    page.click("nav a[data-nav='profile']")
+    page.wait_for_selector("[data-testid='figures']")
+    found["profile"] = axe(page, f"profile-{locale}")
     problems = {k: serious(v) for k, v in found.items() if serious(v)}
     assert problems == {}, json.dumps(problems, indent=1)
     assert page.errors == []

@@ -62,7 +62,7 @@ def test_a_hand_is_played_to_its_end_through_the_ui(browser: Any, server: str, s
     shot(page, "replay")
     # The hand is in the history; the ratings page shows the (casual: unchanged) rating.
     page.click("nav a[data-nav='history']")
-    page.wait_for_selector("table.data tbody tr")
+    page.wait_for_selector(".hands .hand-card")
     page.click("nav a[data-nav='ratings']")
     page.wait_for_selector("[data-testid='my-rating']")
     assert page.inner_text("[data-testid='my-rating']") == "1500"
