@@ -236,3 +236,14 @@ async def play_with_bot(
             return x.view is not c or len(x.ended) >= hands
 
         await s.until(moved, 60)
+
+
+async def play_one_hand(p: Platform, options: dict[str, Any]) -> tuple[str, list[User]]:
+    """Four guests at a new table with ``options``, their clients playing its hand with an
+    easy bot to the end; the sockets are closed after."""
+    table_id, users = await table_of_four(p, options)
+    sockets = [await connect(p, u, table_id) for u in users]
+    await asyncio.wait_for(asyncio.gather(*(play_with_bot(s) for s in sockets)), 120)
+    for s in sockets:
+        await s.close()
+    return table_id, users

@@ -10,11 +10,9 @@ from typing import Any
 from tests.service.gateway_harness import (
     Platform,
     User,
-    connect,
     guest,
     platform,
-    play_with_bot,
-    table_of_four,
+    play_one_hand,
 )
 
 
@@ -25,19 +23,10 @@ async def _hands(p: Platform, of: User, viewer: User) -> list[dict[str, Any]]:
     return body
 
 
-async def _play_one_hand(p: Platform, options: dict[str, Any]) -> tuple[str, list[User]]:
-    table_id, users = await table_of_four(p, options)
-    sockets = [await connect(p, u, table_id) for u in users]
-    await asyncio.wait_for(asyncio.gather(*(play_with_bot(s) for s in sockets)), 120)
-    for s in sockets:
-        await s.close()
-    return table_id, users
-
-
 def test_a_private_tables_hands_are_listed_only_to_its_players(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await _play_one_hand(p, {"clock": None, "hands": 1, "public": False})
+            table_id, users = await play_one_hand(p, {"clock": None, "hands": 1, "public": False})
             for _ in range(100):
                 if await _hands(p, users[0], users[0]):
                     break
@@ -57,7 +46,7 @@ def test_a_private_tables_hands_are_listed_only_to_its_players(tmp_path: Path) -
 def test_a_public_tables_rows_name_the_players_kind_points_and_place(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            table_id, users = await _play_one_hand(p, {"clock": None, "hands": 1})
+            table_id, users = await play_one_hand(p, {"clock": None, "hands": 1})
             stranger = await guest(p)
             for _ in range(100):
                 rows = await _hands(p, users[2], stranger)

@@ -15,11 +15,9 @@ from services.rating.store import open_store as open_rating_store
 from tests.service.gateway_harness import (
     Platform,
     User,
-    connect,
     guest,
     platform,
-    play_with_bot,
-    table_of_four,
+    play_one_hand,
 )
 from tests.service.rating_results import produce
 
@@ -29,19 +27,10 @@ async def _stats(p: Platform, of: str, viewer: User, query: str = "") -> Any:
     return r
 
 
-async def _play_one_hand(p: Platform, options: dict[str, Any]) -> tuple[str, list[User]]:
-    table_id, users = await table_of_four(p, options)
-    sockets = [await connect(p, u, table_id) for u in users]
-    await asyncio.wait_for(asyncio.gather(*(play_with_bot(s) for s in sockets)), 120)
-    for s in sockets:
-        await s.close()
-    return table_id, users
-
-
 def test_a_private_hand_counts_in_its_players_figures_only(tmp_path: Path) -> None:
     async def go() -> None:
         async with platform(tmp_path) as p:
-            _, users = await _play_one_hand(p, {"clock": None, "hands": 1, "public": False})
+            _, users = await play_one_hand(p, {"clock": None, "hands": 1, "public": False})
             for _ in range(100):
                 if (await _stats(p, users[0].id, users[0])).json()["hands"]:
                     break
