@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.rating.read import Profile, Ranked, leaderboard, place, profile, shown_change
+from services.rating.read import Profile, Ranked, leaderboard, place, profile, rating_history
 from services.rating.store import HistoryEntry, Place, RatingStore, RecomputeReport, open_store
 from services.runtime.log import EventLog
 
@@ -34,7 +34,7 @@ class Ratings:
 
     async def history(self, player: str) -> list[HistoryEntry]:
         """Every rating change of the player, newest first (for the profile's chart)."""
-        return [shown_change(h) for h in await self.store.history(player, limit=WHOLE)]
+        return await rating_history(self.store, player, limit=WHOLE)
 
     async def rating(self, player: str) -> float:
         return (await self.profile(player)).rating

@@ -32,8 +32,15 @@ async def profile(
 ) -> Profile:
     """A player's profile; someone without a rated hand is at 1500 and provisional."""
     standing = await store.rating(player, variant) or PlayerRating.newcomer(player, variant)
-    changes = await store.history(player, variant, history) if standing.rated_hands else []
-    return Profile(standing, [shown_change(h) for h in changes])
+    changes = await rating_history(store, player, variant, history) if standing.rated_hands else []
+    return Profile(standing, changes)
+
+
+async def rating_history(
+    store: RatingStore, player: str, variant: str = DEFAULT_VARIANT, limit: int = 1_000_000
+) -> list[HistoryEntry]:
+    """A player's rating changes as shown (``shown_change``), newest first."""
+    return [shown_change(h) for h in await store.history(player, variant, limit)]
 
 
 def shown_change(entry: HistoryEntry) -> HistoryEntry:
