@@ -103,18 +103,19 @@ export function clockText(view, seat, serverNow, lag = 0) {
     running: true,
     urgent: remaining < 3000,
     text: t("clock.running", { base: formatSeconds(base), reserve: formatSeconds(reserve) }),
+    stacked: t("clock.running_stacked", { base: formatSeconds(base), reserve: formatSeconds(reserve) }),
     spoken: t("clock.spoken_running", { seat: wind, base: Math.ceil(base / 1000), reserve: Math.ceil(reserve / 1000) }),
     remaining,
   };
 }
 
 // A side plate is narrow: its running clock stands on two lines (base, then "+ reserve").
-function plateClock(text, side) {
-  return side ? text.replace(" + ", "\n+ ") : text;
+function plateClock(clock, side) {
+  return side && clock.stacked ? clock.stacked : clock.text;
 }
 
 export function updateClock(node, clock) {
-  respeak(node, plateClock(clock.text, Boolean(node.closest && node.closest(".plate-left, .plate-right"))), clock.spoken);
+  respeak(node, plateClock(clock, Boolean(node.closest && node.closest(".plate-left, .plate-right"))), clock.spoken);
   node.classList.toggle("urgent", clock.urgent);
 }
 
@@ -281,7 +282,7 @@ function plate(view, seat, place, { serverNow, lag }) {
   if (p.missing) node.append(spoken(SUIT_MARK[p.missing], `${windName(seat)}: ${t("seat.missing", { suit: suitLabel(p.missing) })}`, `badge missing missing-${p.missing}`));
   const clock = clockText(view, seat, serverNow, lag);
   if (clock) {
-    const c = spoken(plateClock(clock.text, place === "left" || place === "right"), clock.spoken, `clock ${clock.running ? "running" : ""} ${clock.urgent ? "urgent" : ""}`);
+    const c = spoken(plateClock(clock, place === "left" || place === "right"), clock.spoken, `clock ${clock.running ? "running" : ""} ${clock.urgent ? "urgent" : ""}`);
     c.dataset.clockSeat = String(seat);
     node.append(c);
   }
