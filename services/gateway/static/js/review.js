@@ -40,9 +40,11 @@ function commandText(c) {
   }
 }
 
-function commandNode(c) {
+// `short`: a discard by its tile alone (the options table, where every row is one).
+function commandNode(c, { short = false } = {}) {
   const tiles = c.tile ? [c.tile] : c.tiles || [];
-  return h("span", { class: "review-command" }, ...tiles.map((x) => tileElement(x, { small: true, decorative: true })), h("span", { text: commandText(c) }));
+  const text = short && c.type === "discard" ? tileLabel(c.tile) : commandText(c);
+  return h("span", { class: "review-command" }, ...tiles.map((x) => tileElement(x, { small: true, decorative: true })), h("span", { text }));
 }
 
 // The review's part of the replay page. `canAsk`: the viewer played the hand (only its
@@ -148,7 +150,7 @@ export function reviewPanel({ handId, canAsk, onJump, changed }) {
             h(
               "td",
               {},
-              commandNode(r.option),
+              commandNode(r.option, { short: d.kind === "turn" && r.option.type === "discard" }),
               r.best ? h("span", { class: "badge review-choice", text: t("review.expert_choice") }) : null,
               r.played ? h("span", { class: "badge review-you", text: t("review.played_mark") }) : null,
             ),
@@ -163,29 +165,35 @@ export function reviewPanel({ handId, canAsk, onJump, changed }) {
     const total = steps.length;
     strip.hidden = state.status !== "done" || total < 2;
     if (strip.hidden) return strip.replaceChildren();
+    // Placed through the style object: the page's CSP refuses style attributes.
+    const placed = (node, at) => {
+      node.style.left = `${(at / (total - 1)) * 100}%`;
+      return node;
+    };
     strip.replaceChildren(
-      h("span", { class: "review-now", "aria-hidden": "true", style: `left: ${(ctx.at / (total - 1)) * 100}%` }),
+      placed(h("span", { class: "review-now", "aria-hidden": "true" }), ctx.at),
       ...marks.map((m) =>
-        h("button", {
+        placed(h("button", {
           type: "button",
           class: `review-tick mark-${m.mark} ${m.at === ctx.at ? "is-current" : ""}`,
-          style: `left: ${(m.at / (total - 1)) * 100}%`,
           title: `${t("replay.position", { n: m.at + 1, total })}: ${t(`review.mark.${m.mark}`)}`,
           "aria-label": `${t("replay.position", { n: m.at + 1, total })}: ${t(`review.mark.${m.mark}`)}`,
           dataset: { testid: "review-tick", at: String(m.at), mark: m.mark },
           onclick: () => onJump(m.at),
-        }),
+        }), m.at),
       ),
     );
   };
 
+  // replaceChildren would write a null child as the text "null".
+  const fill = (...children) => node.replaceChildren(...children.filter((c) => c !== null && c !== undefined));
   const draw = () => {
     const head = h("h2", { id: "review-title", text: t("review.title") });
     const notice = state.notice ? h("p", { class: "notice", role: "alert", text: serverMessage(state.notice.code, state.notice.params) }) : null;
     drawStrip();
-    if (state.status === "loading") return node.replaceChildren(head, h("p", { class: "muted", text: t("table.loading") }));
+    if (state.status === "loading") return fill(head, h("p", { class: "muted", text: t("table.loading") }));
     if (state.status === "none" || state.status === "requesting") {
-      return node.replaceChildren(
+      return fill(
         head,
         h("p", { class: "muted", text: canAsk ? t("review.offer") : t("review.none") }),
         canAsk
@@ -195,13 +203,13 @@ export function reviewPanel({ handId, canAsk, onJump, changed }) {
       );
     }
     if (state.status === "pending") {
-      return node.replaceChildren(head, h("p", { class: "review-pending", role: "status", dataset: { testid: "review-pending" } }, h("span", { class: "spinner", "aria-hidden": "true" }), h("span", { text: t("review.pending") })), notice);
+      return fill(head, h("p", { class: "review-pending", role: "status", dataset: { testid: "review-pending" } }, h("span", { class: "spinner", "aria-hidden": "true" }), h("span", { text: t("review.pending") })), notice);
     }
     const here = byStep.get(ctx.at) || [];
     const hasOptions = here.some((d) => d.options.length);
     const previous = nextMarked(marks, ctx.at, -1);
     const next = nextMarked(marks, ctx.at, 1);
-    node.replaceChildren(
+    fill(
       head,
       summaryNode(),
       h(
