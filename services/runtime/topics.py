@@ -18,6 +18,8 @@ MATCH_REPLIES = "match.replies"
 LOBBY_SNAPSHOTS = "lobby.snapshots"
 RATING_DLQ = "rating.results.dlq"
 LOBBY_DLQ = "lobby.events.dlq"
+ANALYSIS_REQUESTS = "analysis.requests"
+ANALYSIS_RESULTS = "analysis.results"
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 
@@ -97,5 +99,19 @@ TOPICS: tuple[TopicSpec, ...] = (
         1,
         retention_ms=4 * WEEK_MS,
         description="records of lobby.events the lobby projector could not read, with the reason",
+    ),
+    TopicSpec(
+        ANALYSIS_REQUESTS,
+        1,
+        retention_ms=WEEK_MS,
+        description="requests for a computer review of a finished hand (from the gateway), "
+        "keyed by hand id",
+    ),
+    TopicSpec(
+        ANALYSIS_RESULTS,
+        1,
+        compacted=True,
+        description="computer reviews of finished hands, keyed by hand id (compacted: a later "
+        "review of a hand replaces the earlier)",
     ),
 )
