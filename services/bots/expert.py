@@ -18,17 +18,17 @@ docs/bots.md has the measurements behind the figures below.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections.abc import Sequence
 from itertools import combinations
 
 from schemas import commands as cmd
 from schemas import events as ev
-from services.bots.bot import Choices, discard, kong
+from services.bots.bot import Choices, kong
 from services.bots.botview import BotView
-from services.bots.danger import danger, threats
-from services.bots.normal import Efficiency, NormalBot, weakest_three
-from services.bots.strong import StrongBot, available
+from services.bots.normal import NormalBot, weakest_three
+from services.bots.strong import StrongBot
 from services.bots.tracker import SeatTracker
 from services.bots.worlds import NoWorld, sample_world, seat_views
 from services.rules import INDEX, NAMES, SUITS, HandState, handle, legal_actions, pending_seats
@@ -36,14 +36,9 @@ from services.rules import INDEX, NAMES, SUITS, HandState, handle, legal_actions
 WORLDS = 24
 """Worlds per decision the expert plays (each candidate in each)."""
 MARGIN = 0.2
-"""Points a candidate must gain over the strong bot's choice to replace it."""
-NEAR_READY = 1
-"""Discards are played out when the best of them leaves the hand this close to ready."""
-FOLD_WALL = 30
-"""... or, with this many tiles left or fewer, when safety may matter: the safest tile is
-then a candidate too."""
-CANDIDATES = 4
-"""At most this many discards of the lowest shanten are played out (best two-step first)."""
+"""Points a candidate must gain over the strong bot's choice to replace it ..."""
+CONFIDENCE = 2.0
+"""... and standard errors of that gain (paired over the same worlds)."""
 MAX_DECISIONS = 2000
 _POLICY = NormalBot()
 
@@ -172,20 +167,44 @@ def option_values(
     ]
 
 
+def confident_best(samples: list[list[int]], margin: float, z: float) -> int:
+    """The option to take, given each option's points in the same worlds, the first being
+    the default: the best-valued one whose gain over the default is more than ``margin``
+    points and more than ``z`` standard errors of the paired difference; else the default.
+
+    Picking the maximum of noisy estimates favours whichever option was lucky in the sampled
+    worlds; asking for a confident gain keeps the strong bot's judgement unless the worlds
+    clearly disagree with it."""
+    base = samples[0]
+    n = len(base)
+    if n < 2:
+        return 0
+    best, best_gain = 0, 0.0
+    for i, row in enumerate(samples[1:], start=1):
+        diffs = [a - b for a, b in zip(row, base, strict=True)]
+        mean = sum(diffs) / n
+        var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+        se = math.sqrt(var / n)
+        if mean > margin and mean > z * se and mean > best_gain:
+            best, best_gain = i, mean
+    return best
+
+
 def _same(a: cmd.HandCommand, b: cmd.HandCommand) -> bool:
     return _bare(a) == _bare(b)
 
 
 class ExpertBot(StrongBot):
     """The strong bot, with its choice played out against the alternatives where it
-    matters: the exchange, the missing suit, every claim, kongs, and discards near ready or
-    late in the wall (see the module note)."""
+    matters and where playing out measurably helps: the exchange, the missing suit, every
+    claim and every kong. Discards stay the strong bot's (see ``turn``)."""
 
     strength = "expert"
 
-    def __init__(self, worlds: int = WORLDS, margin: float = MARGIN) -> None:
+    def __init__(self, worlds: int = WORLDS, margin: float = MARGIN, z: float = CONFIDENCE) -> None:
         self.worlds = worlds
         self.margin = margin
+        self.z = z
 
     def _pick(
         self, view: BotView, default: cmd.HandCommand, candidates: list[cmd.HandCommand]
@@ -196,10 +215,9 @@ class ExpertBot(StrongBot):
                 unique.append(c)
         if len(unique) == 1:
             return default
-        values = option_values(view, unique, worlds=self.worlds)
-        base = values[0][1]
-        best, value = max(values, key=lambda cv: cv[1])
-        return best if value - base > self.margin else default
+        return unique[
+            confident_best(option_samples(view, unique, self.worlds), self.margin, self.z)
+        ]
 
     def exchange(self, view: BotView) -> list[int]:
         default = super().exchange(view)
@@ -228,24 +246,14 @@ class ExpertBot(StrongBot):
 
     def turn(self, view: BotView, options: Choices) -> cmd.HandCommand:
         default = super().turn(view, options)
-        if options.hu:
-            return default  # a self-drawn win: three seats pay value + 1
+        if options.hu or not options.kongs:
+            return default  # a self-drawn win (three seats pay), or a discard: see below
         missing = view.missing[view.seat]
         if missing is not None and view.keys[missing]:
             return default  # the missing suit goes first, whatever else is held
-        hand = Efficiency(view, available(view))
-        ranked = hand.discards(options.discards)
-        late = view.wall_left <= FOLD_WALL
-        if ranked[0][0] > NEAR_READY and not late and not options.kongs:
-            return default
-        candidates: list[cmd.HandCommand] = [kong(view, t) for t in options.kongs]
-        top = sorted(ranked, key=lambda r: -r[1])[:CANDIDATES]
-        candidates.extend(discard(view, t) for _, _, t in top)
-        if late:
-            foes = threats(view)
-            safest = min(options.discards, key=lambda t: (danger(view, foes, t), t))
-            candidates.append(discard(view, safest))
-        return self._pick(view, default, candidates)
+        # Discards stay the strong bot's: played out, a departure from its discard lost
+        # 0.3-0.9 points each (docs/bots.md), where kongs and claims gained.
+        return self._pick(view, default, [kong(view, t) for t in options.kongs])
 
 
 __all__ = ["WORLDS", "ExpertBot", "all_options", "option_samples", "option_values", "play_out"]
