@@ -54,6 +54,8 @@ class ReviewedDecision(msgspec.Struct, frozen=True, kw_only=True):
     """Expected points the played option gave up against the best (≥ 0)."""
     mark: Mark
     options: Annotated[list[OptionValue], Meta(max_length=400)]
+    timeout: bool = False
+    """The clock played it (the seat's time ran out: RULES.md §8's default action)."""
 
 
 class SeatReview(msgspec.Struct, frozen=True, kw_only=True):
