@@ -3,10 +3,11 @@ best option, ``schemas.analysis.ReviewedDecision.loss``) is called, and one figu
 
 The thresholds are in expected points of the seat's final score. The whole difference
 between the strong and the normal computer is about half a point a hand (docs/bots.md, the
-ladder), spread over some fifteen decisions a seat (58 a hand for four seats): so 0.3 points in one decision is already a clear slip, a point is a
-real mistake (twice what a whole hand of better play is worth), and two points throws away
-something like a ready hand or deals into an obvious wait. Below 0.3 the expert's own
-sampling noise (a few dozen sampled worlds) is of the same size, so nothing is named there.
+ladder), spread over some fifteen decisions a seat (58 a hand for four seats): so 0.3 points
+in one decision is already a clear slip, a point is a real mistake (twice what a whole hand
+of better play is worth), and two points throws away something like a ready hand or deals
+into an obvious wait. Below 0.3 the expert's own sampling noise (a few dozen sampled worlds)
+is of the same size, so nothing is named there.
 
 | loss (points) | mark |
 |---|---|

@@ -16,9 +16,11 @@ it, and that event alone says what was played (``played_command``):
 | ``exchange_chosen`` | ``choose_exchange`` | exchange |
 | ``missing_suit_declared`` | ``declare_missing`` | missing |
 | ``tile_discarded`` | ``discard`` | turn |
-| ``konged`` (concealed, or added with nobody to rob it), ``robbing_window_opened`` | ``kong`` | turn |
+| ``konged`` (concealed; added, nobody to rob) | ``kong`` | turn |
+| ``robbing_window_opened`` | ``kong`` (added) | turn |
 | ``won`` self-drawn | ``hu`` | turn |
-| ``claim_declared`` (hu, pung, kong), ``passed`` | ``hu``, ``pung``, ``claim_kong``, ``pass`` | claim |
+| ``claim_declared`` (hu, pung, kong) | ``hu``, ``pung``, ``claim_kong`` | claim |
+| ``passed`` | ``pass`` | claim |
 
 (An exposed kong, a pung or a win on a discard are the *resolution* of a window: the seat's
 decision was its ``claim_declared``, earlier.) ``ReviewedDecision.seq`` is that first event's
@@ -37,9 +39,11 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from schemas import commands as cmd
 from schemas import events as ev
+from schemas.commands import Command
 from schemas.analysis import DecisionKind, HandReview, OptionValue, ReviewedDecision, SeatReview
 from services.analysis.marks import accuracy, mark
 from services.bots.botview import BotView
@@ -183,7 +187,10 @@ def _review_decision(
         values.update((option_key(c), v) for c, v in evaluate(view, [played]))
     by_key = {option_key(c): c for c in options}
     ranked = sorted(
-        (OptionValue(option=by_key.get(k, played), value=round(v, 4)) for k, v in values.items()),
+        (
+            OptionValue(option=cast(Command, by_key.get(k, played)), value=round(v, 4))
+            for k, v in values.items()
+        ),
         key=lambda o: -o.value,
     )
     best = ranked[0]
@@ -192,7 +199,7 @@ def _review_decision(
         seat=seat,
         seq=seq,
         kind=kind,
-        played=by_key.get(mine, played),
+        played=cast(Command, by_key.get(mine, played)),
         best=best.option,
         loss=loss,
         mark=mark(loss),
