@@ -43,8 +43,8 @@ from typing import cast
 
 from schemas import commands as cmd
 from schemas import events as ev
-from schemas.commands import Command
 from schemas.analysis import DecisionKind, HandReview, OptionValue, ReviewedDecision, SeatReview
+from schemas.commands import Command
 from services.analysis.marks import accuracy, mark
 from services.bots.botview import BotView
 from services.bots.tracker import SeatTracker
