@@ -68,9 +68,7 @@ async def reviews(log: EventLog) -> dict[str, an.HandReview]:
 async def appended(log: EventLog, topic: str = ANALYSIS_RESULTS) -> int:
     """How many records were ever appended to ``topic`` (compaction keeps only the newest
     of a key; offsets count them all)."""
-    return sum(
-        [await log.end_offset(topic, p) for p in range(await log.partition_count(topic))]
-    )
+    return sum([await log.end_offset(topic, p) for p in range(await log.partition_count(topic))])
 
 
 async def dead_letters(log: EventLog) -> list[str]:
