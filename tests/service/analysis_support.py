@@ -79,18 +79,26 @@ async def dead_letters(log: EventLog) -> list[str]:
 
 def main(argv: list[str]) -> None:
     """``python -m tests.service.analysis_support DIR``: the analysis service on the embedded
-    log in DIR, reviewing with ``slow_edge_value`` in a worker process, until killed."""
+    log in DIR, reviewing with ``slow_edge_value`` in a worker process, until killed.
+    ``... --kafka HOST:PORT GROUP``: only its reviewer, on Kafka, in consumer group GROUP."""
     import asyncio
 
     from services.analysis.service import AnalysisService
     from services.runtime.embedded import EmbeddedLog
+    from services.runtime.kafka import KafkaLog
+    from services.runtime.log import EventLog
     from services.runtime.topics import TOPICS
 
     async def go() -> None:
-        log = EmbeddedLog(argv[0])
+        log: EventLog
+        if argv[0] == "--kafka":
+            log, group, follow = KafkaLog(argv[1]), argv[2], False
+        else:
+            log, group, follow = EmbeddedLog(argv[0]), "analysis", True
         await log.start()
         await log.create_topics(TOPICS)
-        await AnalysisService(log, evaluate=slow_edge_value).run(asyncio.Event())
+        service = AnalysisService(log, group=group, evaluate=slow_edge_value, follow_hands=follow)
+        await service.run(asyncio.Event())
 
     asyncio.run(go())
 
