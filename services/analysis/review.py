@@ -37,6 +37,7 @@ seq, where the replay shows the decision.
 from __future__ import annotations
 
 import copy
+import importlib
 import time
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -61,12 +62,16 @@ class HandNotReviewable(ValueError):
 def expert_evaluate(worlds: int | None = None) -> Evaluate:
     """The expert computer's valuation (``services.bots.expert.option_values``), with
     ``worlds`` sampled worlds per option (None: the expert's own default)."""
-    from services.bots import expert
+    # Imported when first used: the expert is the heaviest computer, and only reviews need it.
+    expert = importlib.import_module("services.bots.expert")
 
     def evaluate(
         view: BotView, options: Sequence[cmd.HandCommand]
     ) -> list[tuple[cmd.HandCommand, float]]:
-        return expert.option_values(view, options, worlds=worlds)
+        values: list[tuple[cmd.HandCommand, float]] = expert.option_values(
+            view, options, worlds=worlds
+        )
+        return values
 
     return evaluate
 

@@ -86,7 +86,6 @@ def main(argv: list[str]) -> None:
     from services.analysis.service import AnalysisService
     from services.runtime.embedded import EmbeddedLog
     from services.runtime.kafka import KafkaLog
-    from services.runtime.log import EventLog
     from services.runtime.topics import TOPICS
 
     async def go() -> None:
