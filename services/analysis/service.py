@@ -40,7 +40,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 
@@ -53,8 +53,9 @@ from schemas.table import decode_event
 from services.analysis.hands import find_start, hand_log, human_seats, is_practice, table_of
 from services.analysis.review import Evaluate, expert_evaluate, review_hand
 from services.runtime import dead_letters
+from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, Outgoing, Processor, Record, Transaction, read_through
-from services.runtime.service import GroupMember, Health, known, transact
+from services.runtime.service import GroupMember, Health, known, pause, transact
 from services.runtime.topics import ANALYSIS_REQUESTS, ANALYSIS_RESULTS, TABLE_EVENTS
 
 log = logging.getLogger("mahjong.analysis")
@@ -264,6 +265,8 @@ class Reviewer(GroupMember):
         self.evaluate = evaluate
         self.worker = worker
         self.pool: Executor | None = None
+        self.stop = asyncio.Event()
+        self.retry = Backoff(1.0, 30.0)
         self.reviewed: dict[int, dict[str, frozenset[int]]] = {}
         """Per partition held, the seats already reviewed of each hand (from analysis.results)."""
         self.positions: dict[int, int] = {}
@@ -279,18 +282,25 @@ class Reviewer(GroupMember):
 
     @contextlib.asynccontextmanager
     async def beside(self, stop: asyncio.Event) -> AsyncIterator[None]:
+        self.stop = stop
+        self._open_pool()
+        try:
+            yield
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+
+    def _open_pool(self) -> None:
         # A worker process, not a thread: a review is pure Python for seconds, and a thread
         # would hold the GIL from the event loop (and from every service sharing it in
         # `mahjong-planet run`). Spawned, so that it forks nothing of this process's loop.
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
         if self.worker == "process":
             self.pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"))
         else:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="analysis-review")
-        try:
-            yield
-        finally:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
 
     async def handle(self, processor: Processor, batch: dict[int, list[Record]]) -> None:
         for partition, records in batch.items():
@@ -301,7 +311,25 @@ class Reviewer(GroupMember):
                     break  # rewound: the rest is read again
 
     async def _one(self, processor: Processor, partition: int, r: Record) -> bool:
-        outgoing, seats, hand_id = await self._decide(r)
+        try:
+            outgoing, seats, hand_id = await self._decide(r)
+        except Exception as exc:
+            if isinstance(exc, BrokenExecutor):
+                self._open_pool()  # the worker died (killed, out of memory): a new one
+            # A review that fails is a bug (or the worker died): the request is neither
+            # reviewed nor set aside but tried again after a pause, so the reviewer stalls
+            # (its lag grows, the alert fires) while every other service, in `make run` too,
+            # plays on. Nothing was written: read the request again.
+            REVIEWS.labels("failed").inc()
+            delay = self.retry.pause_s()
+            log.exception(
+                "review of the request at %d@%d failed; again in %.0f s", partition, r.offset, delay
+            )
+            if partition in processor.assignment():
+                processor.seek(partition, r.offset)
+            await pause(self.stop, delay)
+            return False
+        self.retry.reset()
         if partition not in processor.assignment():
             return False  # revoked during the review: its new owner reviews it again
 

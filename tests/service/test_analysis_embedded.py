@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from schemas import analysis as an
+from services.analysis.review import Evaluate
 from services.analysis.service import AnalysisService, auto_request_id
 from services.runtime.embedded import EmbeddedLog
 from services.runtime.log import Outgoing
@@ -33,8 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextlib.asynccontextmanager
-async def running(log: EmbeddedLog) -> AsyncIterator[AnalysisService]:
-    service = AnalysisService(log, evaluate=edge_value, worker="thread")
+async def running(
+    log: EmbeddedLog, evaluate: Evaluate = edge_value
+) -> AsyncIterator[AnalysisService]:
+    service = AnalysisService(log, evaluate=evaluate, worker="thread")
     stop = asyncio.Event()
     task = asyncio.create_task(service.run(stop))
     await asyncio.wait_for(service.ready.wait(), 30)
@@ -148,6 +151,27 @@ def test_a_request_for_a_hand_that_does_not_exist_or_has_not_ended_is_a_dead_let
 
 async def _letters(log: EmbeddedLog, n: int) -> bool:
     return len(await dead_letters(log)) >= n
+
+
+def broken(view: object, options: object) -> list[tuple[object, float]]:
+    raise RuntimeError("a bug in the evaluator")
+
+
+def test_a_review_that_fails_is_tried_again_and_writes_nothing_meanwhile(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with started(EmbeddedLog(tmp_path)) as log:
+            await write_hands(log, [hand(7)])
+            async with running(log, broken) as service:  # type: ignore[arg-type]
+                await until(lambda: _true(service.probe().counters["reviews"] == 0))
+                await asyncio.sleep(2.5)  # two tries at least (1 s, then 2 s apart)
+                assert service.ready.is_set()
+            assert await appended(log) == 0 and await dead_letters(log) == []
+            async with running(log):  # fixed: the same request is reviewed, once
+                await until(lambda: _count(log, 1))
+                await asyncio.sleep(0.5)
+            assert await appended(log) == 1
+
+    asyncio.run(go())
 
 
 def test_reviews_survive_a_restart_and_no_hand_is_reviewed_twice(tmp_path: Path) -> None:
