@@ -18,7 +18,7 @@ from schemas.codes import LobbyCode
 from schemas.rating import Points
 from schemas.types import PlayerId, Ref
 
-Strength = Literal["easy", "normal", "strong"]
+Strength = Literal["easy", "normal", "strong", "expert"]
 QueueRating = Annotated[float, Meta(ge=-100_000.0, le=100_000.0)]
 """A rating as the gateway adds it to Quick Play requests: finite, and far wider than what
 ratings reach (they start at 1500 and have no floor), so no real player is refused."""

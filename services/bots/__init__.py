@@ -9,11 +9,17 @@ from __future__ import annotations
 from services.bots.bot import Bot
 from services.bots.botview import BotView, from_seat_view
 from services.bots.easy import EasyBot
+from services.bots.expert import ExpertBot
 from services.bots.normal import NormalBot
 from services.bots.strong import StrongBot
 from services.bots.tracker import SeatTracker
 
-STRENGTHS: dict[str, type[Bot]] = {"easy": EasyBot, "normal": NormalBot, "strong": StrongBot}
+STRENGTHS: dict[str, type[Bot]] = {
+    "easy": EasyBot,
+    "normal": NormalBot,
+    "strong": StrongBot,
+    "expert": ExpertBot,
+}
 
 
 def make_bot(strength: str) -> Bot:

@@ -8,7 +8,14 @@ import sys
 from typing import Any
 
 from services.bots import STRENGTHS, make_bot
-from services.bots.ladder import LadderResult, Throughput, run_ladder, self_play
+from services.bots.ladder import (
+    LadderResult,
+    OneVsThree,
+    Throughput,
+    one_vs_three,
+    run_ladder,
+    self_play,
+)
 
 DEFAULT_HANDS = 4800  # 400 deals of 12 seatings
 
@@ -21,6 +28,65 @@ def _strengths(text: str) -> list[str]:
             f"give one to four different strengths of {', '.join(STRENGTHS)}, best last"
         )
     return names
+
+
+def _pairing(text: str) -> tuple[str, str]:
+    challenger, _, opponent = text.partition(":")
+    if challenger not in STRENGTHS or opponent not in STRENGTHS:
+        raise argparse.ArgumentTypeError(
+            f"give CHALLENGER:OPPONENT, each one of {', '.join(STRENGTHS)}; got {text!r}"
+        )
+    return challenger, opponent
+
+
+def one_vs_three_report(result: OneVsThree) -> dict[str, Any]:
+    """A one-versus-three run as plain data (what ``--json`` prints)."""
+    return {
+        "mode": "one_vs_three",
+        "challenger": result.challenger,
+        "opponent": result.opponent,
+        "deals": result.deals,
+        "hands": result.hands,
+        "mean": round(result.mean, 3),
+        "ci95": [round(result.low, 3), round(result.high, 3)],
+        "above_zero": result.above_zero,
+        "decision_p50_ms": result.decision_p50_ms,
+        "decision_p99_ms": result.decision_p99_ms,
+        "seconds": round(result.seconds, 1),
+    }
+
+
+def cmd_one_vs_three(args: argparse.Namespace) -> int:
+    """Run the challenger against three opponents on duplicate deals; print the result."""
+    challenger, opponent = args.one_vs_three
+    result = one_vs_three(
+        challenger,
+        opponent,
+        args.deals,
+        args.seed,
+        None if args.json else _progress,
+        workers=args.workers,
+    )
+    data = one_vs_three_report(result)
+    if args.json:
+        print(json.dumps(data, indent=1))
+    else:
+        print(file=sys.stderr)
+        print(
+            f"{result.challenger} against three {result.opponent}: {result.deals} deals, "
+            f"each played four times with the {result.challenger} in every seat "
+            f"({result.hands} hands, {result.seconds:.0f} s)"
+        )
+        print(
+            f"{result.challenger} points/hand {result.mean:+.3f}   95% interval "
+            f"[{result.low:+.3f}, {result.high:+.3f}]   "
+            f"{'above zero' if result.above_zero else 'NOT above zero'}"
+        )
+        print(
+            f"{result.challenger} decision time (CPU, one core): p50 "
+            f"{result.decision_p50_ms:.1f} ms, p99 {result.decision_p99_ms:.1f} ms"
+        )
+    return 1 if args.check and not result.above_zero else 0
 
 
 def _progress(done: int, total: int) -> None:
@@ -58,6 +124,8 @@ def report(result: LadderResult, order: list[str], speed: Throughput | None) -> 
 
 def cmd_ladder(args: argparse.Namespace) -> int:
     """Run the ladder and the self-play measurement; print them (or JSON)."""
+    if args.one_vs_three is not None:
+        return cmd_one_vs_three(args)
     order: list[str] = args.strengths
     bots = {name: make_bot(name) for name in order}
     result = run_ladder(bots, args.hands, args.seed, None if args.json else _progress)
@@ -129,10 +197,32 @@ def add_parsers(sub: Any) -> None:
         default="normal",
         help="the strength of the four self-play bots (default normal)",
     )
+    p.add_argument(
+        "--one-vs-three",
+        type=_pairing,
+        metavar="CHALLENGER:OPPONENT",
+        help="instead of the ladder: one-versus-three duplicate play, e.g. expert:strong; "
+        "each deal is played four times, the challenger in each seat with three copies of "
+        "the opponent, and the challenger's mean points per hand is reported with its 95%% "
+        "interval over deals (with --check: exit 1 unless the interval is above zero)",
+    )
+    p.add_argument(
+        "--deals",
+        type=int,
+        default=1000,
+        help="deals of --one-vs-three (four hands each; default 1000)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes sharing the --one-vs-three deals (default 1)",
+    )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument(
         "--check",
         action="store_true",
-        help="exit 1 unless the intervals are separated in the given order",
+        help="exit 1 unless the intervals are separated in the given order (or, with "
+        "--one-vs-three, unless the challenger's interval is above zero)",
     )
     p.set_defaults(func=cmd_ladder)

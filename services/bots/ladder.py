@@ -18,11 +18,13 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 
 from schemas import commands as cmd
-from services.bots.bot import Bot
+from services.bots.bot import Bot, Choices
+from services.bots.botview import BotView
 from services.bots.tracker import SeatTracker
 from services.rules import handle, legal_actions, pending_seats, random_seed, shuffle, start_hand
 
@@ -174,6 +176,143 @@ def run_ladder(
         standings.append(Standing(name, mean, mean - half, mean + half, counts[name]))
     standings.sort(key=lambda s: -s.mean)
     return LadderResult(standings, played, deals, seconds, cpu)
+
+
+@dataclass(frozen=True, slots=True)
+class OneVsThree(Timed):
+    """A challenger against three copies of an opponent on duplicate deals: the
+    challenger's mean points per hand with its 95% interval over deals (the opponents take
+    the negative third of it: every hand's points sum to zero)."""
+
+    challenger: str
+    opponent: str
+    mean: float
+    low: float
+    high: float
+    hands: int
+    deals: int
+    seconds: float
+    cpu_seconds: float
+    decision_p50_ms: float = 0.0
+    decision_p99_ms: float = 0.0
+
+    @property
+    def above_zero(self) -> bool:
+        """Whether the whole interval is above zero: the challenger is stronger."""
+        return self.low > 0
+
+
+def one_vs_three_deal(
+    deal_seed: bytes, challenger: Bot, opponent: Bot, name: str = "deal"
+) -> float:
+    """The challenger's mean points over the four hands of one deal, one per seat, with
+    three copies of the opponent in the other seats."""
+    total = 0
+    for k in range(4):
+        lineup = [challenger if s == k else opponent for s in range(4)]
+        total += play_hand(deal_seed, lineup, f"{name}-{k}").scores[k]
+    return total / 4
+
+
+def deal_seeds(deals: int, seed: int) -> list[bytes]:
+    """The deals of a ladder run: the same ``seed`` always gives the same walls."""
+    rng = random.Random(seed)
+    return [random_seed(rng) for _ in range(deals)]
+
+
+class TimedBot(Bot):
+    """A bot whose every decision is timed (``times``, seconds of this process's CPU)."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.strength = bot.strength  # type: ignore[misc]
+        self.times: list[float] = []
+
+    def decide(self, view: BotView) -> cmd.HandCommand:
+        began = time.process_time()
+        try:
+            return self.bot.decide(view)
+        finally:
+            self.times.append(time.process_time() - began)
+
+    def exchange(self, view: BotView) -> list[int]:
+        return self.bot.exchange(view)
+
+    def missing_suit(self, view: BotView) -> int:
+        return self.bot.missing_suit(view)
+
+    def respond(self, view: BotView, options: Choices) -> cmd.HandCommand:
+        return self.bot.respond(view, options)
+
+    def turn(self, view: BotView, options: Choices) -> cmd.HandCommand:
+        return self.bot.turn(view, options)
+
+
+def _deal_task(task: tuple[int, bytes, str, str]) -> tuple[float, list[float]]:
+    d, deal_seed, challenger, opponent = task
+    from services.bots import make_bot  # a worker process makes its own bots
+
+    timed = TimedBot(make_bot(challenger))
+    mean = one_vs_three_deal(deal_seed, timed, make_bot(opponent), f"deal-{d}")
+    return mean, timed.times
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def one_vs_three(
+    challenger: str,
+    opponent: str,
+    deals: int = 1000,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
+) -> OneVsThree:
+    """One-versus-three duplicate play: each deal four times, the challenger in each seat
+    in turn and the opponent in the other three (as strong mahjong AIs are measured).
+
+    ``workers`` processes share the deals (the figures do not depend on how many); the
+    challenger's decision times are CPU time in its own process, one core each."""
+    tasks = [(d, s, challenger, opponent) for d, s in enumerate(deal_seeds(deals, seed))]
+    per_deal: list[float] = []
+    times: list[float] = []
+    began, began_cpu = time.perf_counter(), time.process_time()
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            results = pool.map(_deal_task, tasks, chunksize=4)
+            for mean, t in results:
+                per_deal.append(mean)
+                times.extend(t)
+                if progress:
+                    progress(len(per_deal) * 4, deals * 4)
+        cpu = time.process_time() - began_cpu + sum(times)  # the workers' share, roughly
+    else:
+        for task in tasks:
+            mean, t = _deal_task(task)
+            per_deal.append(mean)
+            times.extend(t)
+            if progress:
+                progress(len(per_deal) * 4, deals * 4)
+        cpu = time.process_time() - began_cpu
+    seconds = time.perf_counter() - began
+    mean, half = _mean_ci(per_deal)
+    return OneVsThree(
+        challenger,
+        opponent,
+        mean,
+        mean - half,
+        mean + half,
+        deals * 4,
+        deals,
+        seconds,
+        cpu,
+        round(_quantile(times, 0.5) * 1000, 2),
+        round(_quantile(times, 0.99) * 1000, 2),
+    )
 
 
 @dataclass(frozen=True, slots=True)

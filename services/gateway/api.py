@@ -22,6 +22,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 
+from schemas import analysis as an
 from schemas import events as ev
 from schemas import lobby as lb
 from schemas.codes import Code
@@ -69,9 +70,11 @@ class ErrorOut(msgspec.Struct, frozen=True, kw_only=True):
 _ERROR_DESCRIPTIONS = {
     400: "malformed or refused input (`bad_request`, `name_too_long`, `bad_password`, ...)",
     401: "no valid session token (`unauthorized`, `bad_credentials`)",
-    403: "admin routes are off: MAHJONG_ADMIN_TOKEN is not set (`admin_disabled`)",
-    404: "no such table, player or hand, or not one the caller may see",
-    409: "refused by matchmaking or by the hand's state (e.g. `no_such_table`, `in_queue`)",
+    403: "admin routes are off (`admin_disabled`), or only a hand's players may do this "
+    "(`not_in_hand`)",
+    404: "no such table, player, hand or review, or not one the caller may see",
+    409: "refused by matchmaking or by the hand's state (e.g. `no_such_table`, `in_queue`, "
+    "`hand_not_ended`)",
     413: "the request body is too large (`too_large`)",
     429: "rate limited (`rate_limited`; at login also `too_many_attempts`, per account name); "
     "`Retry-After` says when to try again",
@@ -656,6 +659,13 @@ class ListedHand(HandRow, frozen=True, kw_only=True):
 
     names: dict[str, str] = msgspec.field(default_factory=dict)
     """Display names by player id (a computer seat keeps its id: the client names it)."""
+    # Litestar drops a bound of 0 from the OpenAPI document (a falsy value): it is stated
+    # again for the document.
+    accuracy: (
+        Annotated[float, msgspec.Meta(ge=0, le=100, extra_json_schema={"extra": {"minimum": 0}})]
+        | None
+    ) = None
+    """The player's accuracy (0-100) in the hand's computer review; null: not reviewed."""
 
 
 HAND_PAGE = 100
@@ -712,7 +722,11 @@ async def player_hands(
     )
     names = await gateway.names(sorted({p for r in rows for p in r.players}))
     listed = [
-        ListedHand(**msgspec.structs.asdict(r), names={p: names.get(p, p) for p in r.players})
+        ListedHand(
+            **msgspec.structs.asdict(r),
+            names={p: names.get(p, p) for p in r.players},
+            accuracy=gateway.reviews.accuracy(r.hand_id, r.seat),
+        )
         for r in rows
     ]
     return Response(listed, headers={"x-total-count": str(total)})
@@ -820,6 +834,81 @@ async def replay_hand(
         public=await _hand_public(gateway, events[0].table_id, hand_id),
         settlement=settlement_events(events),
     )
+
+
+class ReviewOut(msgspec.Struct, frozen=True, kw_only=True):
+    """A hand's computer review (issue 21): ``done`` with the newest ``review``, or
+    ``pending``: asked for, not written yet (ask again in a few seconds)."""
+
+    hand_id: str
+    status: Literal["done", "pending"]
+    review: an.HandReview | None = None
+
+
+_PENDING_DOC = "the review is asked for and not written yet (`status`: pending)"
+
+
+async def _review_out(gateway: Gateway, hand_id: str) -> Response[ReviewOut] | None:
+    """The hand's review as answered (200 done, 202 pending); None: neither."""
+    status = gateway.reviews.status(hand_id)
+    if status == "pending":
+        return Response(ReviewOut(hand_id=hand_id, status="pending"), status_code=202)
+    review = await gateway.reviews.review(hand_id) if status == "done" else None
+    if review is None:
+        return None
+    return Response(ReviewOut(hand_id=hand_id, status="done", review=review), status_code=200)
+
+
+@post(
+    "/hands/{hand_id:str}/review",
+    status_code=202,
+    responses={
+        **errors(400, 401, 403, 404, 409),
+        200: ResponseSpec(
+            ReviewOut,
+            description="the hand is reviewed already: the review",
+            generate_examples=False,
+        ),
+    },
+)
+async def request_review(
+    hand_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> Response[ReviewOut]:
+    """Ask for the computer's review of a finished hand one played (practice hands too): every
+    decision of every human seat, its options valued from that seat's view at that moment,
+    each marked best, inaccuracy, mistake or blunder. 202 ``pending`` (a request is waiting
+    or was sent now), or 200 with the review when there is one. Others than the hand's
+    players: 404 ``no_such_hand`` as the replay answers, or 403 ``not_in_hand`` for a
+    public table's hand they may watch; a hand still in play: 409 ``hand_not_ended``."""
+    events, seat = await _hand(gateway, account, hand_id)
+    if seat is None:
+        raise ApiError(403, "not_in_hand", "only the hand's players may ask for its review")
+    if not hand_over(events):
+        raise ApiError(409, "hand_not_ended", "a review is for finished hands", hand_id=hand_id)
+    answer = await _review_out(gateway, hand_id)
+    if answer is not None:
+        return answer
+    await gateway.reviews.request(hand_id, events[0].table_id, account.id)
+    return Response(ReviewOut(hand_id=hand_id, status="pending"), status_code=202)
+
+
+@get(
+    "/hands/{hand_id:str}/review",
+    responses={
+        **errors(400, 401, 404),
+        202: ResponseSpec(ReviewOut, description=_PENDING_DOC, generate_examples=False),
+    },
+)
+async def hand_review(
+    hand_id: FromPath[str], gateway: GatewayDep, account: AccountDep
+) -> Response[ReviewOut]:
+    """A hand's computer review, for those who may open its replay: 200 with the review,
+    202 ``pending`` while one is asked for, else 404 ``review_not_found`` (ask with POST)."""
+    await _hand(gateway, account, hand_id)
+    answer = await _review_out(gateway, hand_id)
+    if answer is None:
+        raise ApiError(404, "review_not_found", "this hand has no review yet", hand_id=hand_id)
+    return answer
 
 
 @get("/tables/{table_id:str}/view", responses=errors(400, 401, 404))
@@ -952,7 +1041,14 @@ ROUTES = [
         "/api",
         tags=["history"],
         security=SESSION,
-        route_handlers=[player_hands, export_hand, replay_hand, table_view],
+        route_handlers=[
+            player_hands,
+            export_hand,
+            replay_hand,
+            request_review,
+            hand_review,
+            table_view,
+        ],
     ),
     Router(
         "/api/admin", tags=["admin"], security=ADMIN, route_handlers=[admin_audit, admin_recompute]

@@ -1,7 +1,8 @@
 """``Gateway``: everything one gateway process holds, and its background loops.
 
-One follower reads ``table.events``, ``table.replies``, ``lobby.events`` and
-``match.replies`` and hands each record to the table watcher or the lobby watcher. The
+One follower reads ``table.events``, ``table.replies``, ``lobby.events``,
+``match.replies``, ``analysis.requests`` and ``analysis.results`` and hands each record to
+the table watcher, the lobby watcher or the review index. The
 routes (``api.py``) and the sockets (``connection.py``) are given the started ``Gateway``
 by Litestar's dependency injection (``app.py``); nothing here knows HTTP.
 """
@@ -23,6 +24,7 @@ from services.gateway.history import HandLogs
 from services.gateway.limits import Counter, LoginAttempts
 from services.gateway.lobby import LobbyWatcher
 from services.gateway.ratings import Ratings
+from services.gateway.reviews import ReviewIndex
 from services.gateway.sessions import SocketSessions
 from services.gateway.tables import TableWatcher
 from services.history.store import HistoryStore
@@ -31,6 +33,8 @@ from services.runtime.backoff import away_errors, until_done
 from services.runtime.log import EventLog, Follower
 from services.runtime.service import Health
 from services.runtime.topics import (
+    ANALYSIS_REQUESTS,
+    ANALYSIS_RESULTS,
     LOBBY_EVENTS,
     MATCH_REPLIES,
     TABLE_EVENTS,
@@ -41,6 +45,7 @@ from services.runtime.topics import (
 log = logging.getLogger("mahjong.gateway")
 
 HOUSEKEEPING_S = 30.0
+REVIEW_TOPICS = (ANALYSIS_REQUESTS, ANALYSIS_RESULTS)
 NAMES_CACHED = 20_000
 
 
@@ -68,6 +73,7 @@ class Gateway:
         self.history: HistoryStore = open_history_store(config.postgres_dsn, config.data_dir)
         self.hand_logs = HandLogs(event_log, self.tables, self.history)
         self.ratings = Ratings(event_log, config.postgres_dsn, config.data_dir)
+        self.reviews = ReviewIndex(event_log)  # computer reviews of hands (issue 21)
         self.ws_open = Counter()
         self.sockets = 0
         self.commands_sent = 0
@@ -96,11 +102,14 @@ class Gateway:
         await step("opening the account store", self.accounts.store.start)
         await step("opening the rating store", self.ratings.start)
         await step("opening the hand history", self.history.start)
-        follower = self.log.follower([TABLE_EVENTS, TABLE_REPLIES, LOBBY_EVENTS, MATCH_REPLIES])
+        follower = self.log.follower(
+            [TABLE_EVENTS, TABLE_REPLIES, LOBBY_EVENTS, MATCH_REPLIES, *REVIEW_TOPICS]
+        )
         await step("following the log", follower.start)
         self.follower = follower
         await step("loading the tables", self.tables.start)
         await step("loading the lobby", self.lobby.start)
+        await step("loading the reviews", self.reviews.start)
         self._task = asyncio.create_task(self._follow(follower))
         self._sessions_task = asyncio.create_task(self.sessions.run())
         self.ready.set()
@@ -134,13 +143,17 @@ class Gateway:
                 self._last_poll = time.monotonic()
                 tables = [r for r in records if r.topic in (TABLE_EVENTS, TABLE_REPLIES)]
                 lobby = [r for r in records if r.topic in (LOBBY_EVENTS, MATCH_REPLIES)]
+                reviews = [r for r in records if r.topic in REVIEW_TOPICS]
                 if lobby:
                     self.lobby.on_records(lobby)
+                if reviews:
+                    self.reviews.on_records(reviews)
                 if tables:
                     await self.tables.on_records(tables)
                 if time.monotonic() - housekeeping > HOUSEKEEPING_S:
                     housekeeping = time.monotonic()
                     self.tables.drop_idle()
+                    self.reviews.forget_old_requests()
                     await self.accounts.store.delete_expired(int(time.time() * 1000))
                 if any(w.broken for w in self.tables.tables.values()):
                     await self.tables.reload_broken()

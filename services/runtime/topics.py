@@ -22,10 +22,13 @@ ANALYSIS_REQUESTS = "analysis.requests"
 ANALYSIS_RESULTS = "analysis.results"
 ANALYSIS_DLQ = "analysis.requests.dlq"
 
-ANALYSIS_PARTITIONS = 4
+ANALYSIS_PARTITIONS = 1
 """Requests and results share this count: a hand's request and its review are in the
 partition of the same number, so the member that holds a request partition finds every
-review already written for its hands in the results partition of that number."""
+review already written for its hands in the results partition of that number. One for now:
+the gateway reads partition 0 of both (services/gateway/reviews.py), and one reviewer keeps
+up with a few hundred hands an hour; more reviewers need more partitions, read by the
+gateway too."""
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 

@@ -444,3 +444,21 @@ def test_the_leaderboard_lists_provisional_players_after_the_established_and_ran
             assert [x["rank"] for x in r.json()] == [4, 5]
 
     asyncio.run(go())
+
+
+def test_expert_computers_may_be_chosen_for_practice_and_tables(tmp_path: Path) -> None:
+    """The strength is accepted (the bots service plays it: services/bots STRENGTHS)."""
+
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            me = await guest(p)
+            r = await p.http.post("/api/practice", json={"strength": "expert"}, headers=me.auth)
+            assert r.status_code == 201, r.text
+            other = await guest(p)
+            options = {"computers": "expert", "clock": None}
+            r = await p.http.post("/api/tables", json={"options": options}, headers=other.auth)
+            assert r.status_code == 201, r.text
+            r = await p.http.post("/api/practice", json={"strength": "master"}, headers=me.auth)
+            assert r.status_code == 400
+
+    asyncio.run(go())

@@ -14,6 +14,7 @@ from schemas import commands as cmd
 from services.bots import STRENGTHS, make_bot, parse_strengths
 from services.bots.botview import BotView, MeldInfo
 from services.bots.danger import danger, threats
+from services.bots.expert import MARGIN, option_values
 from services.bots.pace import PACES, pace
 from services.rules.fan import suit_keys
 from services.rules.tiles import INDEX, NAMES, SUITS, parse_tiles
@@ -84,12 +85,15 @@ def test_every_strength_wins_on_its_own_draw(strength: str) -> None:
     assert make_bot(strength).decide(v) == cmd.Hu(seat=0)
 
 
-@pytest.mark.parametrize("strength", sorted(STRENGTHS))
-def test_every_strength_wins_on_a_discard_late_in_the_hand(strength: str) -> None:
+@pytest.mark.parametrize("strength", sorted(set(STRENGTHS) - {"expert"}))
+def test_every_rule_based_strength_wins_on_a_discard_late_in_the_hand(strength: str) -> None:
+    # Late in a real hand the others have shown they are clean (their discards go beyond
+    # their missing suits), so nobody is left to pay as a flower pig if the seat waits.
     v = situation(
         "1p 2p 3p 4p 5p 6p 7p 8p 9p 2s 3s 6s 6s",
         window=("discard", "4s", 3),
         wall_left=6,
+        discards=("1m 9p 1s 8p", "9m 1s 8m 2m", "1m 9p 7m 2p"),
         extra=(cmd.Hu(seat=0),),
     )
     assert make_bot(strength).decide(v) == cmd.Hu(seat=0)
@@ -99,6 +103,22 @@ def test_every_strength_wins_on_a_discard_late_in_the_hand(strength: str) -> Non
 def test_every_strength_sheds_its_missing_suit_first(strength: str) -> None:
     v = situation("5m 1p 2p 3p 4p 5p 6p 7p 8p 9p 2s 3s 9s 9s")
     assert discarded(make_bot(strength).decide(v)) == "5m"
+
+
+def test_the_expert_passes_a_cheap_late_win_only_when_its_worlds_pay_more_for_waiting() -> None:
+    """Late, a ready seat that passes a one-point discard is paid by every player not ready
+    at the end (RULES.md §6) and may still draw its tile: the expert plays both out and takes
+    the better, by more than its margin over the strong bot's choice (a win)."""
+    v = situation(
+        "1p 2p 3p 4p 5p 6p 7p 8p 9p 2s 3s 6s 6s",
+        window=("discard", "4s", 3),
+        wall_left=6,
+        discards=("1m 9p 1s 8p", "9m 1s 8m 2m", "1m 9p 7m 2p"),
+        extra=(cmd.Hu(seat=0),),
+    )
+    values = dict((type(c).__name__, value) for c, value in option_values(v))
+    expected = cmd.Pass(seat=0) if values["Pass"] - values["Hu"] > MARGIN else cmd.Hu(seat=0)
+    assert make_bot("expert").decide(v) == expected
 
 
 # --- easy ----------------------------------------------------------------------------------

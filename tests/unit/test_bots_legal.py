@@ -17,6 +17,7 @@ from services.rules.selfplay import random_seed
 from services.rules.shuffle import shuffle
 from services.rules.state import pending_seats
 from services.rules.tiles import INDEX
+from tests.helpers import quick_bot
 
 LINEUPS = st.lists(st.sampled_from(sorted(STRENGTHS)), min_size=4, max_size=4)
 
@@ -31,7 +32,7 @@ def test_every_bot_command_is_legal_and_every_hand_ends(
     rng = random.Random(seed_int)
     seed = random_seed(rng)
     state, events = start_hand("t", "h", shuffle(seed), seed=seed)
-    bots = [make_bot(name) for name in lineup]
+    bots = [quick_bot(name) for name in lineup]
     trackers = [SeatTracker(s) for s in range(4)]
     for tracker in trackers:
         tracker.observe_all(events)
@@ -61,7 +62,7 @@ def test_bots_shed_their_missing_suit_first(seed_int: int, lineup: list[str]) ->
     rng = random.Random(seed_int)
     seed = random_seed(rng)
     state, events = start_hand("t", "h", shuffle(seed), seed=seed)
-    bots = [make_bot(name) for name in lineup]
+    bots = [quick_bot(name) for name in lineup]
     trackers = [SeatTracker(s) for s in range(4)]
     for tracker in trackers:
         tracker.observe_all(events)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from schemas import events as ev
 from schemas.views import SeatView
-from services.bots import STRENGTHS, SeatTracker, make_bot
+from services.bots import STRENGTHS, SeatTracker
 from services.bots.bot import Bot
 from services.bots.botview import BotView, from_seat_view
 from services.rules.hand import handle, legal_actions, start_hand
@@ -23,6 +23,7 @@ from services.rules.shuffle import shuffle
 from services.rules.state import pending_seats
 from services.rules.tiles import NAMES, SUITS
 from services.rules.visibility import seat_view
+from tests.helpers import quick_bot
 
 LINEUPS = st.lists(st.sampled_from(sorted(STRENGTHS)), min_size=4, max_size=4)
 
@@ -58,7 +59,7 @@ def _play(seed_int: int, lineup: list[str]) -> tuple[list[ev.Event], list[tuple[
     rng = random.Random(seed_int)
     seed = random_seed(rng)
     state, events = start_hand("t", "h", shuffle(seed), seed=seed)
-    bots = [make_bot(name) for name in lineup]
+    bots = [quick_bot(name) for name in lineup]
     trackers = [SeatTracker(s) for s in range(4)]
     for tracker in trackers:
         tracker.observe_all(events)
@@ -140,7 +141,7 @@ def test_the_tracked_view_equals_the_engines_seat_view_at_every_decision(
     rng = random.Random(seed_int)
     seed = random_seed(rng)
     state, events = start_hand("t", "h", shuffle(seed), seed=seed)
-    bots = [make_bot(name) for name in lineup]
+    bots = [quick_bot(name) for name in lineup]
     trackers = [SeatTracker(s) for s in range(4)]
     for tracker in trackers:
         tracker.observe_all(events)

@@ -9,6 +9,7 @@
 import { respeak, spoken } from "./a11y.js";
 import { h, listen, morph } from "./dom.js";
 import { formatNumber, t } from "./i18n.js";
+import { MARK_SYMBOL } from "./review-state.js";
 import { sortTiles, suitLabel, tileElement, tileLabel } from "./tiles.js";
 
 export { h } from "./dom.js";
@@ -126,7 +127,8 @@ export function updateClock(node, clock) {
 // focusKey (the hand tile that holds the tab stop), lastDiscard ({seat}: mark that seat's
 // newest discard), received (tiles received in the exchange, highlighted), hints (per tile:
 // a short text shown under a candidate discard), replay (a replay: the seat at the bottom is
-// shown, not played, so no "you" and no prompt).
+// shown, not played, so no "you" and no prompt), marks (a replay with its computer review:
+// {seat: mark} of the step's decisions, a badge on each seat's name).
 export function renderBoard(root, view, options) {
   const { me = null, names = {}, serverNow = Date.now(), lag = 0 } = options;
   const bottom = me ?? 0;
@@ -177,6 +179,7 @@ function seatPanel(view, seat, place, options) {
         h("span", { class: "seat-player", title: name, text: name + (you ? ` (${t("seat.you")})` : "") }),
       ),
       p.won ? h("span", { class: "badge won", text: t("seat.won") }) : null,
+      options.marks && options.marks[seat] ? reviewMark(options.marks[seat]) : null,
       // The player's own line says what the table waits for (what to do, or for whom).
       you ? h("span", { class: "phase", dataset: { testid: "phase" }, text: phaseText(view, me, names) }) : h("span", { class: "status-text", text: status.join(" · ") }),
     ),
@@ -206,6 +209,17 @@ function seatPanel(view, seat, place, options) {
   const call = options.callouts && options.callouts[seat];
   if (call) panel.append(h("span", { class: "callout", lang: "zh-Hans", "aria-hidden": "true", dataset: { part: "callout" }, text: call }));
   return panel;
+}
+
+// A reviewed decision's mark on its seat (the computer review in a replay).
+function reviewMark(mark) {
+  const word = t(`review.mark.${mark}`);
+  return h(
+    "span",
+    { class: `review-mark mark-${mark}`, title: word, dataset: { part: "review-mark", mark } },
+    h("span", { "aria-hidden": "true", text: MARK_SYMBOL[mark] }),
+    h("span", { class: "sr-only", text: word }),
+  );
 }
 
 // A seat's discards in front of it, in rows of six from the centre outwards.

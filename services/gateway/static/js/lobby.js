@@ -7,6 +7,9 @@ import { currentLanguage, serverMessage, t, translatePage } from "./i18n.js";
 import { followSeat, pollNow, stopFollowing } from "./seating.js";
 import { practiceResults, practiceState } from "./table.js";
 
+// The computers' strengths, weakest first (schemas/lobby.py Strength; services/bots).
+export const STRENGTHS = ["easy", "normal", "strong", "expert"];
+
 export function closeLobby() {
   stopFollowing();
 }
@@ -29,7 +32,7 @@ export function openLobby(root) {
 
   // Practice.
   const practice = practiceState();
-  const pStrength = select("strength", ["easy", "normal", "strong"].map((s) => [s, t(`strength.${s}`)]), (practice && practice.strength) || "normal");
+  const pStrength = select("strength", STRENGTHS.map((s) => [s, t(`strength.${s}`)]), (practice && practice.strength) || "normal");
   const pPace = select("pace", ["slow", "normal", "fast"].map((s) => [s, t(`pace.${s}`)]), (practice && practice.pace) || "normal");
   const practiceBox = h(
     "section",
@@ -123,7 +126,7 @@ export function openLobby(root) {
   const cPublic = select("visibility", [["public", t("options.public")], ["private", t("options.private")]], "public");
   const cRated = select("rated", [["casual", t("options.casual")], ["rated", t("options.rated")]], "casual");
   const cClock = select("clock", [["", t("clock.untimed")], ...["bullet", "blitz", "standard", "relaxed"].map((c) => [c, t(`clock.${c}`)])], "standard");
-  const cComputers = select("computers", [["", t("options.no_computers")], ...["easy", "normal", "strong"].map((s) => [s, t("options.computers", { strength: t(`strength.${s}`) })])], "");
+  const cComputers = select("computers", [["", t("options.no_computers")], ...STRENGTHS.map((s) => [s, t("options.computers", { strength: t(`strength.${s}`) })])], "");
   const pacing = select("pace", ["slow", "normal", "fast"].map((s) => [s, t(`pace.${s}`)]), "normal");
   const createBox = h(
     "form",

@@ -162,6 +162,9 @@ function handCard(x, me, lang) {
       h("span", { class: `badge kind-${x.kind}`, text: t(`history.kind.${x.kind}`) }),
       h("span", { class: "hand-others", dataset: { testid: "hand-others" }, text: t("history.with", { names: others.join(", ") }) }),
       h("span", { class: "hand-result", text: result.join(" · ") }),
+      x.accuracy === null || x.accuracy === undefined
+        ? null
+        : h("span", { class: "badge hand-accuracy", title: t("history.accuracy_title"), dataset: { testid: "hand-accuracy" }, text: t("history.accuracy", { accuracy: fixed(x.accuracy, 1, lang) }) }),
     ),
     h("button", { class: "button secondary hand-export", type: "button", text: t("history.export"), onclick: () => exportHand(x.hand_id) }),
   );

@@ -4,21 +4,25 @@
 // what the live table showed at each step; the settlement shows at the last step only. A
 // switch shows every hand open or one seat's view (the server's, RULES.md §10); a link to
 // copy opens the replay for anyone signed in (a private table's: its players only).
+// The computer review (js/review.js) puts each reviewed decision's mark on its step.
 // The state and what a step draws are pure: js/replay-state.js.
 import { api, session } from "./api.js";
 import { h, renderBoard, seatName } from "./board.js";
 import { serverMessage, t } from "./i18n.js";
 import { exportHand } from "./pages.js";
 import { PLAY_INTERVAL_MS, advance, frame, goTo, initialReplay, shareUrl, switchSeat, togglePlay } from "./replay-state.js";
+import { reviewPanel } from "./review.js";
+import { MARK_SYMBOL } from "./review-state.js";
 import { renderSettlement } from "./settlement.js";
 import { tileLabel } from "./tiles.js";
 
-let current = null; // { keys, timer }
+let current = null; // { keys, timer, review }
 
 export function closeReplay() {
   if (!current) return;
   document.removeEventListener("keydown", current.keys);
   clearInterval(current.timer);
+  if (current.review) current.review.stop();
   current = null;
 }
 
@@ -69,8 +73,10 @@ export async function openReplay(root, handId) {
   const players = data.steps[0].view.players.map((p) => p.player);
   const mine = players.indexOf(me);
   let state = initialReplay({ home: mine >= 0 ? mine : 0 });
-  const self = { keys: null, timer: null };
+  const self = { keys: null, timer: null, review: null };
   current = self;
+  const review = reviewPanel({ handId, canAsk: mine >= 0, onJump: (at) => go(at), changed: () => show() });
+  self.review = review;
 
   const board = h("div", { class: "board-wrap replay", dataset: { testid: "replay-board" } });
   const label = h("p", { class: "replay-step", role: "status", dataset: { testid: "replay-step" } });
@@ -104,15 +110,17 @@ export async function openReplay(root, handId) {
 
   const show = () => {
     const f = frame(data, state);
-    renderBoard(board, f.view, { me: f.bottom, replay: true, names: data.names, serverNow: f.serverNow ?? Date.now(), lastDiscard: f.lastDiscard });
+    const marked = review.marksAt(state.at);
+    renderBoard(board, f.view, { me: f.bottom, replay: true, names: data.names, serverNow: f.serverNow ?? Date.now(), lastDiscard: f.lastDiscard, marks: marked.seats });
     board.dataset.view = state.seat === null ? "all" : String(state.seat); // whose view is drawn
-    label.replaceChildren(h("strong", { text: t("replay.position", { n: f.n, total: f.total }) }), " ", action);
+    label.replaceChildren(h("strong", { text: t("replay.position", { n: f.n, total: f.total }) }), " ", action, ...stepMarks(marked.marks));
     action.textContent = actionText(f, data.names);
     slider.value = String(f.n);
     slider.setAttribute("aria-valuetext", `${t("replay.position", { n: f.n, total: f.total })}: ${t(`event.${f.kind}`)}`);
     play.textContent = state.playing ? t("replay.pause") : t("replay.play");
     play.setAttribute("aria-pressed", state.playing ? "true" : "false");
     settlement.replaceChildren(...(f.settlement ? [renderSettlement(f.settlement.events, data.names, state.seat ?? (mine >= 0 ? mine : null), { view: f.settlement.view })] : []));
+    review.show(data, state.at);
   };
   const set = (next) => {
     state = next;
@@ -150,17 +158,27 @@ export async function openReplay(root, handId) {
   const button = (text, labelKey, action, onclick) => h("button", { class: "button secondary", type: "button", text, "aria-label": t(labelKey), dataset: { action }, onclick });
   root.replaceChildren(
     h("h1", { class: "sr-only", text: t("replay.title") }),
-    label,
-    board,
     h(
       "div",
-      { class: "replay-bar", role: "group", "aria-label": t("replay.controls") },
-      button("⇤", "replay.first", "replay-first", () => go(0)),
-      button("◀", "replay.previous", "replay-previous", () => go(state.at - 1)),
-      play,
-      button("▶", "replay.next", "replay-next", () => go(state.at + 1)),
-      button("⇥", "replay.last", "replay-last", () => go(data.steps.length - 1)),
-      slider,
+      { class: "replay-layout" },
+      h(
+        "div",
+        { class: "replay-main" },
+        label,
+        board,
+        h(
+          "div",
+          { class: "replay-bar", role: "group", "aria-label": t("replay.controls") },
+          button("⇤", "replay.first", "replay-first", () => go(0)),
+          button("◀", "replay.previous", "replay-previous", () => go(state.at - 1)),
+          play,
+          button("▶", "replay.next", "replay-next", () => go(state.at + 1)),
+          button("⇥", "replay.last", "replay-last", () => go(data.steps.length - 1)),
+          slider,
+        ),
+        review.strip,
+      ),
+      review.node,
     ),
     h(
       "div",
@@ -176,5 +194,11 @@ export async function openReplay(root, handId) {
     h("p", { class: "fairness muted" }, h("span", { text: t("settlement.commitment_label") }), " ", h("code", { text: data.commitment || "—" }), " ", h("span", { text: t("settlement.seed_label") }), " ", h("code", { text: data.seed || "—" })),
   );
   show();
+  review.start();
+}
+
+// The marks of the step's reviewed decisions, after its action in the step line.
+function stepMarks(marks) {
+  return marks.map((mark) => h("span", { class: `review-mark mark-${mark}`, dataset: { testid: "step-mark", mark } }, h("span", { "aria-hidden": "true", text: MARK_SYMBOL[mark] }), h("span", { class: "sr-only", text: t(`review.mark.${mark}`) })));
 }
 
