@@ -32,7 +32,12 @@ def cmd_analysis(args: argparse.Namespace) -> int:
 
 def cmd_analyse(args: argparse.Namespace) -> int:
     from services.analysis.hands import hand_log, human_seats
-    from services.analysis.review import HandNotReviewable, expert_evaluate, review_hand
+    from services.analysis.review import (
+        HandNotReviewable,
+        expert_confirm,
+        expert_evaluate,
+        review_hand,
+    )
 
     async def read() -> list[Any]:
         async with opened_log(args) as event_log:
@@ -45,7 +50,13 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     seats = args.seat or human_seats(events[0]) or [0, 1, 2, 3]
     engine = "expert" if args.worlds is None else f"expert/{args.worlds}-worlds"
     try:
-        review = review_hand(events, seats, evaluate=expert_evaluate(args.worlds), engine=engine)
+        review = review_hand(
+            events,
+            seats,
+            evaluate=expert_evaluate(args.worlds),
+            confirm=expert_confirm(args.worlds),
+            engine=engine,
+        )
     except HandNotReviewable as exc:
         print(f"mahjong-planet analyse: {exc}", file=sys.stderr)
         return 1

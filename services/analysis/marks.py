@@ -5,16 +5,19 @@ The thresholds are in expected points of the seat's final score. The whole diffe
 between the strong and the normal computer is about half a point a hand (docs/bots.md, the
 ladder), spread over some fifteen decisions a seat (58 a hand for four seats): so 0.3 points
 in one decision is already a clear slip, a point is a real mistake (twice what a whole hand
-of better play is worth), and two points throws away something like a ready hand or deals
-into an obvious wait. Below 0.3 the expert's own sampling noise (a few dozen sampled worlds)
-is of the same size, so nothing is named there.
+of better play is worth), and 1.5 is a blunder. Measured with the expert (24 worlds,
+confirmed on 96): breaking a ready hand into one a tile from ready, in seven deals, cost
+0.25 to 1.69 points (a hand one from ready is often ready again soon), so only the costlier
+breaks are blunders; and the expert's own play, reviewed, stays below a point (its worst
+decision in a four-seat review read 0.76). Below 0.3 the valuation's noise is of the same
+size, so nothing is named there.
 
 | loss (points) | mark |
 |---|---|
 | < 0.3 | best |
 | ≥ 0.3 | inaccuracy |
 | ≥ 1.0 | mistake |
-| ≥ 2.0 | blunder |
+| ≥ 1.5 | blunder |
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from schemas.analysis import Mark
 
 INACCURACY = 0.3
 MISTAKE = 1.0
-BLUNDER = 2.0
+BLUNDER = 1.5
 """The loss thresholds, in expected points (see the module note)."""
 
 ACCURACY_SCALE = 1.0
@@ -55,7 +58,7 @@ def accuracy(losses: Iterable[float]) -> float:
 
     Like Lichess's accuracy, a mean of per-move scores rather than a count of marks or a mean
     loss: a best decision scores 100, and a decision scores less the more it gave up, smoothly
-    (0.3 points: 74, one point: 37, two: 14), so near-best play reads near 100 and each slip
+    (0.3 points: 74, one point: 37, 1.5: 22), so near-best play reads near 100 and each slip
     costs in proportion to its size. The score is bounded below by 0, so one catastrophic
     decision costs at most one decision's share and does not drown the rest of the hand, as it
     would in a mean of losses (whose scale also depends on how much was at stake in the hand).

@@ -12,6 +12,7 @@ import pytest
 from schemas import analysis as an
 from schemas import commands as cmd
 from schemas import events as ev
+from services.analysis.marks import mark
 from services.analysis.review import HandNotReviewable, option_key, review_hand
 from services.bots import BotView, from_seat_view
 from services.rules import INDEX, legal_actions, replay, seat_view
@@ -123,8 +124,9 @@ def test_loss_is_the_best_value_minus_the_played_ones_and_the_mark_follows(
         assert d.options[0].value == max(values.values())
         assert d.best == d.options[0].option
         assert d.loss == pytest.approx(max(values.values()) - values[option_key(d.played)])
-        assert d.mark == ("best" if d.loss < 0.3 else "inaccuracy" if d.loss < 1 else "mistake")
-    assert {d.mark for d in review.decisions} >= {"best", "inaccuracy", "mistake"}
+        assert d.mark == mark(d.loss)
+    marks = {d.mark for d in review.decisions}
+    assert marks >= {"best", "inaccuracy"} and marks & {"mistake", "blunder"}
     assert any(d.loss > 0 for d in review.decisions)
 
 

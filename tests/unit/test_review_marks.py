@@ -15,8 +15,8 @@ from services.analysis.marks import accuracy, mark
         (0.3, "inaccuracy"),
         (0.99, "inaccuracy"),
         (1.0, "mistake"),
-        (1.99, "mistake"),
-        (2.0, "blunder"),
+        (1.49, "mistake"),
+        (1.5, "blunder"),
         (40.0, "blunder"),
     ],
 )
@@ -33,7 +33,7 @@ def test_a_seat_without_decisions_to_review_is_100_percent_accurate() -> None:
 
 
 def test_accuracy_falls_with_each_points_given_up() -> None:
-    assert accuracy([0.0, 0.3]) > accuracy([0.0, 1.0]) > accuracy([0.0, 2.0]) > accuracy([2.0, 2.0])
+    assert accuracy([0.0, 0.3]) > accuracy([0.0, 1.0]) > accuracy([0.0, 1.5]) > accuracy([1.5, 1.5])
 
 
 def test_one_catastrophe_costs_at_most_its_decisions_share() -> None:
