@@ -50,6 +50,7 @@ SERVICES = (
     "lobby-projector",
     "rating",
     "history",
+    "analysis",
     "gateway",
 )
 """Every service, in start order (stopped in reverse)."""

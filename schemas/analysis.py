@@ -54,6 +54,8 @@ class ReviewedDecision(msgspec.Struct, frozen=True, kw_only=True):
     """Expected points the played option gave up against the best (≥ 0)."""
     mark: Mark
     options: Annotated[list[OptionValue], Meta(max_length=400)]
+    timeout: bool = False
+    """The clock played it (the seat's time ran out: RULES.md §8's default action)."""
 
 
 class SeatReview(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,6 +105,9 @@ class ReviewRequest(
     seats: Seats = []
     requested_by: Annotated[str, Meta(max_length=64)] = ""
     requested_at_ms: TimeMs = 0
+    start_offset: Annotated[int, Meta(ge=-1)] = -1
+    """Where the hand's log starts in its ``table.events`` partition, when the sender knows
+    (-1: not known; the analysis service then reads the partition from its start)."""
     v: int = SCHEMA_VERSION
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from schemas import SCHEMA_VERSION
+from schemas.analysis import HandReview, ReviewRequest
 from schemas.commands import Command, Rejection
 from schemas.events import Event
 from schemas.rating import RatedHandResult
@@ -21,6 +22,8 @@ PUBLISHED: dict[str, Any] = {
     "rejection.schema.json": Rejection,
     "seat-view.schema.json": SeatView,
     "rating-results.schema.json": RatedHandResult,
+    "analysis-requests.schema.json": ReviewRequest,
+    "analysis-results.schema.json": HandReview,
 }
 
 

@@ -246,6 +246,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 async def _run_all(args: argparse.Namespace, data: str, sock: Any) -> None:
+    from services.analysis.service import AnalysisService
     from services.bots.service import BotService
     from services.clock.service import ClockService
     from services.gateway.cli import gateway_for
@@ -270,6 +271,7 @@ async def _run_all(args: argparse.Namespace, data: str, sock: Any) -> None:
             "history": HistoryService(
                 event_log, open_history_store(postgres_dsn(getattr(args, "postgres", None)), data)
             ),
+            "analysis": AnalysisService(event_log),
             "gateway": gateway_for(event_log, args, sock),
         }
         print(
@@ -500,7 +502,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_run,
         help="run the platform in one process",
         description="Run every service in this process on the embedded log (default ./data) "
-        "or on Kafka: table, clock, matchmaking, bots, rating, history and the gateway, which "
+        "or on Kafka: table, clock, matchmaking, bots, rating, history, analysis and the "
+        "gateway, which "
         "serves the web client at http://127.0.0.1:8000/ (--host, --port).",
     )
     from services.gateway.cli import add_gateway_options
@@ -523,6 +526,10 @@ def build_parser() -> argparse.ArgumentParser:
     from services.history.commands import add_parsers as add_history_parsers
 
     add_ops_options(add_history_parsers(sub))  # `history` (the projection) and `history rebuild`
+
+    from services.analysis.commands import add_parsers as add_analysis_parsers
+
+    add_ops_options(add_analysis_parsers(sub))  # `analysis` (the service) and `analyse`
     return parser
 
 

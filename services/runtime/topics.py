@@ -20,6 +20,15 @@ RATING_DLQ = "rating.results.dlq"
 LOBBY_DLQ = "lobby.events.dlq"
 ANALYSIS_REQUESTS = "analysis.requests"
 ANALYSIS_RESULTS = "analysis.results"
+ANALYSIS_DLQ = "analysis.requests.dlq"
+
+ANALYSIS_PARTITIONS = 1
+"""Requests and results share this count: a hand's request and its review are in the
+partition of the same number, so the member that holds a request partition finds every
+review already written for its hands in the results partition of that number. One for now:
+the gateway reads partition 0 of both (services/gateway/reviews.py), and one reviewer keeps
+up with a few hundred hands an hour; more reviewers need more partitions, read by the
+gateway too."""
 
 WEEK_MS = 7 * 24 * 3600 * 1000
 
@@ -102,16 +111,24 @@ TOPICS: tuple[TopicSpec, ...] = (
     ),
     TopicSpec(
         ANALYSIS_REQUESTS,
-        1,
+        ANALYSIS_PARTITIONS,
         retention_ms=WEEK_MS,
-        description="requests for a computer review of a finished hand (from the gateway), "
-        "keyed by hand id",
+        description="requests for a computer review of a finished hand, keyed by hand id: "
+        "from the analysis service for every hand with a human that was not practice, and "
+        "from the gateway for any hand a player asks about",
     ),
     TopicSpec(
         ANALYSIS_RESULTS,
-        1,
+        ANALYSIS_PARTITIONS,
         compacted=True,
-        description="computer reviews of finished hands, keyed by hand id (compacted: a later "
-        "review of a hand replaces the earlier)",
+        description="computer reviews of hands (HandReview), keyed by hand id (compacted: "
+        "a later review of a hand, covering more seats, replaces the earlier one)",
+    ),
+    TopicSpec(
+        ANALYSIS_DLQ,
+        1,
+        retention_ms=4 * WEEK_MS,
+        description="analysis requests that could not be reviewed (unreadable, no such hand, "
+        "or a hand that has not ended), with the reason",
     ),
 )

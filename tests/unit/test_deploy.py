@@ -32,6 +32,7 @@ SERVICE_MODULES = (
     "services.matchmaking.projection",
     "services.rating.service",
     "services.history.service",
+    "services.analysis.service",
     "services.gateway.metrics",
 )
 
@@ -220,7 +221,17 @@ def test_the_dashboard_is_provisioned_and_queries_metrics_that_exist() -> None:
 
 @pytest.mark.parametrize(
     "service",
-    ["table", "clock", "bots", "matchmaking", "lobby-projector", "rating", "history", "gateway"],
+    [
+        "table",
+        "clock",
+        "bots",
+        "matchmaking",
+        "lobby-projector",
+        "rating",
+        "history",
+        "analysis",
+        "gateway",
+    ],
 )
 def test_every_service_subcommand_explains_itself_and_its_operations(service: str) -> None:
     from services.cli import build_parser
