@@ -71,6 +71,19 @@ def situation(
     return v
 
 
+def late_cheap_win() -> BotView:
+    """Seat 0 may win a one-point discard with six tiles left. The others have shown they
+    are clean (their discards go beyond their missing suits), as late in a real hand, so
+    nobody is left to pay as a flower pig if the seat waits."""
+    return situation(
+        "1p 2p 3p 4p 5p 6p 7p 8p 9p 2s 3s 6s 6s",
+        window=("discard", "4s", 3),
+        wall_left=6,
+        discards=("1m 9p 1s 8p", "9m 1s 8m 2m", "1m 9p 7m 2p"),
+        extra=(cmd.Hu(seat=0),),
+    )
+
+
 def discarded(command: cmd.HandCommand) -> str:
     assert isinstance(command, cmd.Discard), command
     return command.tile
@@ -87,15 +100,7 @@ def test_every_strength_wins_on_its_own_draw(strength: str) -> None:
 
 @pytest.mark.parametrize("strength", sorted(set(STRENGTHS) - {"expert"}))
 def test_every_rule_based_strength_wins_on_a_discard_late_in_the_hand(strength: str) -> None:
-    # Late in a real hand the others have shown they are clean (their discards go beyond
-    # their missing suits), so nobody is left to pay as a flower pig if the seat waits.
-    v = situation(
-        "1p 2p 3p 4p 5p 6p 7p 8p 9p 2s 3s 6s 6s",
-        window=("discard", "4s", 3),
-        wall_left=6,
-        discards=("1m 9p 1s 8p", "9m 1s 8m 2m", "1m 9p 7m 2p"),
-        extra=(cmd.Hu(seat=0),),
-    )
+    v = late_cheap_win()
     assert make_bot(strength).decide(v) == cmd.Hu(seat=0)
 
 
@@ -109,13 +114,7 @@ def test_the_expert_passes_a_cheap_late_win_only_when_its_worlds_pay_more_for_wa
     """Late, a ready seat that passes a one-point discard is paid by every player not ready
     at the end (RULES.md §6) and may still draw its tile: the expert plays both out and takes
     the better, by more than its margin over the strong bot's choice (a win)."""
-    v = situation(
-        "1p 2p 3p 4p 5p 6p 7p 8p 9p 2s 3s 6s 6s",
-        window=("discard", "4s", 3),
-        wall_left=6,
-        discards=("1m 9p 1s 8p", "9m 1s 8m 2m", "1m 9p 7m 2p"),
-        extra=(cmd.Hu(seat=0),),
-    )
+    v = late_cheap_win()
     values = dict((type(c).__name__, value) for c, value in option_values(v))
     expected = cmd.Pass(seat=0) if values["Pass"] - values["Hu"] > MARGIN else cmd.Hu(seat=0)
     assert make_bot("expert").decide(v) == expected

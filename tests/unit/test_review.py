@@ -15,25 +15,15 @@ from schemas import events as ev
 from services.analysis.marks import mark
 from services.analysis.review import HandNotReviewable, option_key, review_hand
 from services.bots import BotView, from_seat_view
-from services.rules import INDEX, legal_actions, replay, seat_view
+from services.rules import legal_actions, replay, seat_view
 from tests.analysis_hands import play_logged_hand
+from tests.service.analysis_support import edge_value
 
 SEED = bytes(range(32))
 
 
-def tile_count(
-    view: BotView, options: Sequence[cmd.HandCommand]
-) -> list[tuple[cmd.HandCommand, float]]:
-    """A made-up valuation: a discard costs 0.4 points a step from the nearer end of its suit
-    (terminals are free); anything else is worth 0."""
-    out = []
-    for c in options:
-        value = 0.0
-        if isinstance(c, cmd.Discard):
-            rank = INDEX[c.tile] % 9
-            value = -0.4 * min(rank, 8 - rank)
-        out.append((c, value))
-    return out
+tile_count = edge_value
+"""A made-up valuation (``tests.service.analysis_support.edge_value``)."""
 
 
 @pytest.fixture(scope="module")
