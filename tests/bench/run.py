@@ -30,6 +30,10 @@ TARGETS = {
     "kafka_postgres.recompute_s": ("<=", 60),
     "selfplay_normal_hands_per_s": (">=", 300),
     "strong_normal_easy_separated": (">=", 1),
+    "expert_vs_3_strong_points_per_hand": (">=", 0.25),
+    "expert_vs_3_strong_above_zero": (">=", 1),
+    "expert_vs_3_strong_decision_p50_ms": ("<=", 100),
+    "expert_vs_3_strong_decision_p99_ms": ("<=", 1000),
     "passed": (">=", 1),  # the soak
     "load_100_tables.p99_ms": ("<=", 100),
     "load_500_tables.p99_ms": ("<=", 100),
@@ -162,6 +166,12 @@ NOTES = {
         "strength sits in every seat equally often on the same walls. The 95% intervals are "
         "mean ± 1.96·sd/√deals over per-deal means; *separated* is 1 when strong's interval "
         "lies above normal's and normal's above easy's. What each strength does: docs/bots.md.",
+        "*X_vs_3_Y*: `mahjong-planet ladder --one-vs-three X:Y`. One-versus-three duplicate "
+        "play: each deal four times, the challenger X in each seat in turn and three Y in the "
+        "others; points per hand are X's, with the 95% interval over per-deal means, on seed "
+        "20261201 (the expert was tuned on seeds below 100). The decision times are the "
+        "expert's CPU time per decision over all its decisions (most are the strong bot's "
+        "discards; the tail is its play-outs at claims, kongs and the opening).",
     ],
     "rules": [
         "Each side checks the same hands in its own representation, converted before "
@@ -302,6 +312,7 @@ HEADLINES = (
     ("Rules engine: complete-hand checks/s", "rules", "complete_checks_per_s"),
     ("Rules engine: random hands/s", "rules", "random_hands_per_s"),
     ("Self-play, four normal bots: hands/s", "bots", "selfplay_normal_hands_per_s"),
+    ("Expert vs three strong: points/hand", "bots", "expert_vs_3_strong_points_per_hand"),
     ("Audit command, two processes: hands/s", "audit", "audit_command_hands_per_s"),
     ("Kafka, 100 paced tables: p99 ms", "service", "kafka_100_tables_paced.p99_ms"),
     ("Kafka, 1,000 tables (saturated): p99 ms", "service", "kafka_1000_tables.p99_ms"),

@@ -97,15 +97,16 @@ def test_a_practice_hand_in_german_with_the_keyboard_only(
     assert sorted(page.locator(".seat-wind").all_inner_texts()) == ["Nord", "Ost", "Süd", "West"]
 
     player = KeyboardPlayer(page)
-    pictured = False
+    pictured = settled = False
     while not page.locator("dialog[open] .result").count():
         player.step()
         page.wait_for_timeout(60)
-        # The README's picture: mid-hand, the player to discard, a tile focused.
+        # The README's picture: the player to discard with a tile focused, as late as
+        # twelve discards on the table. Each such moment replaces the last until then, so a
+        # hand that ends early (a quick win) still leaves its latest moment pictured.
         discards = page.locator(".discards .tile").count()
         if (
-            not pictured
-            and discards >= 12
+            not settled
             and page.locator(".my-hand .legal").count()
             and (focused(page) or {}).get("inHand")
         ):
@@ -114,6 +115,7 @@ def test_a_practice_hand_in_german_with_the_keyboard_only(
             page.screenshot(path=str(DOC_IMAGES / "table-view-de.png"))
             shot(page, "table-de")
             pictured = True
+            settled = discards >= 12
         if player.keys_used.total() > 2000:
             raise AssertionError("the hand did not end")
     player.listen()

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { boardMarks, decisionsByStep, initialReview, nextMarked, optionRows, polling, stepOf, summary, timeline, update } from "../../services/gateway/static/js/review-state.js";
+import { FEW_OPTIONS, boardMarks, decisionsByStep, initialReview, nextMarked, optionRows, polling, shownRows, stepOf, summary, timeline, update } from "../../services/gateway/static/js/review-state.js";
 
 const steps = [6, 10, 14, 30, 35, 40, 90].map((seq) => ({ seq }));
 const discard = (tile) => ({ type: "discard", seat: 0, tile });
@@ -131,4 +131,40 @@ test("the options open and close", () => {
   const s = update(initialReview(), { type: "ui:options" });
   assert.equal(s.open, true);
   assert.equal(update(s, { type: "ui:options" }).open, false);
+});
+
+const rowsOf = (n, playedAt) =>
+  Array.from({ length: n }, (_, i) => ({ value: -i, loss: i, best: i === 0, played: i === playedAt }));
+
+test("a long options list shows the best few and the one played, with the rest left out", () => {
+  const { rows, hidden } = shownRows(rowsOf(30, 12), false);
+  assert.equal(rows.length, FEW_OPTIONS + 1);
+  assert.deepEqual(rows.map((r) => r.loss), [0, 1, 2, 3, 4, 12]);
+  assert.equal(hidden, 30 - FEW_OPTIONS - 1);
+});
+
+test("the played option among the best few is not shown twice", () => {
+  const { rows, hidden } = shownRows(rowsOf(30, 2), false);
+  assert.equal(rows.length, FEW_OPTIONS);
+  assert.equal(hidden, 30 - FEW_OPTIONS);
+});
+
+test("show all shows every option, and a list one row too long is never shortened", () => {
+  assert.equal(shownRows(rowsOf(30, 12), true).rows.length, 30);
+  assert.equal(shownRows(rowsOf(FEW_OPTIONS + 1, 5), false).hidden, 0);
+  assert.equal(shownRows(rowsOf(FEW_OPTIONS + 1, 5), false).rows.length, FEW_OPTIONS + 1);
+});
+
+test("the all-options click toggles and leaves the review as it was", () => {
+  const s = { ...initialReview(), status: "done", open: true };
+  const all = update(s, { type: "ui:all-options" });
+  assert.equal(all.all, true);
+  assert.equal(all.open, true);
+  assert.equal(update(all, { type: "ui:all-options" }).all, false);
+});
+
+test("a single option is never left out behind the button", () => {
+  const { rows, hidden } = shownRows(rowsOf(FEW_OPTIONS + 2, FEW_OPTIONS), false);
+  assert.equal(hidden, 0);
+  assert.equal(rows.length, FEW_OPTIONS + 2);
 });

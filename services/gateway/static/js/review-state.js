@@ -16,12 +16,13 @@ export const MARK_SYMBOL = { best: "✓", inaccuracy: "?!", mistake: "?", blunde
 // status: loading (the first GET), none (no review: one may ask), requesting (the POST is
 // on its way), pending (asked; polling), done; `notice`: the last refusal ({code, params}).
 export function initialReview() {
-  return { status: "loading", review: null, notice: null, open: false };
+  return { status: "loading", review: null, notice: null, open: false, all: false };
 }
 
 // Frames: {type: "answer", body} (a 200 or 202 of either route), {type: "refused", code,
 // params} (an error answer), {type: "ui:request"} (the player asks), {type: "ui:options"}
-// (show or hide the current step's options).
+// (show or hide the current step's options), {type: "ui:all-options"} (every option, or
+// only the best few and the one played).
 export function update(state, frame) {
   switch (frame.type) {
     case "answer": {
@@ -39,6 +40,8 @@ export function update(state, frame) {
       return state.status === "none" ? { ...state, status: "requesting", notice: null } : state;
     case "ui:options":
       return { ...state, open: !state.open };
+    case "ui:all-options":
+      return { ...state, all: !state.all };
     default:
       return state;
   }
@@ -123,6 +126,19 @@ export function optionRows(decision) {
     const key = optionKey(o.option);
     return { option: o.option, value: o.value, loss: top - o.value, best: key === best, played: key === played };
   });
+}
+
+// How many options a table shows before "show all": an exchange has dozens (every three
+// tiles of a suit), and past the best few their order says little.
+export const FEW_OPTIONS = 5;
+
+// The rows a table shows: all of them, or the best FEW_OPTIONS and the one played (wherever
+// it ranks), with how many are left out. Never hides a single row behind the button.
+export function shownRows(rows, all) {
+  if (all || rows.length <= FEW_OPTIONS + 1) return { rows, hidden: 0 };
+  const shown = rows.filter((r, i) => i < FEW_OPTIONS || r.played);
+  const hidden = rows.length - shown.length;
+  return hidden > 1 ? { rows: shown, hidden } : { rows, hidden: 0 };
 }
 
 // The review's summary: each reviewed seat's accuracy and counts, in seat order.

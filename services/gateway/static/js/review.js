@@ -7,7 +7,7 @@ import { api } from "./api.js";
 import { h, seatName } from "./board.js";
 import { fixed, signed } from "./format.js";
 import { currentLanguage, serverMessage, t } from "./i18n.js";
-import { MARK_SYMBOL, POLL_MS, boardMarks, decisionsByStep, initialReview, nextMarked, optionRows, polling, summary, timeline, update } from "./review-state.js";
+import { MARK_SYMBOL, POLL_MS, boardMarks, decisionsByStep, initialReview, nextMarked, optionRows, polling, shownRows, summary, timeline, update } from "./review-state.js";
 import { suitLabel, tileElement, tileLabel } from "./tiles.js";
 
 function reviewUrl(handId) {
@@ -134,7 +134,24 @@ export function reviewPanel({ handId, canAsk, onJump, changed }) {
       state.open ? optionsTable(d) : null,
     );
 
-  const optionsTable = (d) =>
+  const optionsTable = (d) => {
+    const all = optionRows(d);
+    const { rows } = shownRows(all, state.all);
+    const more =
+      shownRows(all, false).hidden > 0
+        ? h("button", {
+            class: "button secondary review-more",
+            type: "button",
+            "aria-expanded": state.all ? "true" : "false",
+            dataset: { action: "review-all-options" },
+            text: state.all ? t("review.few_options") : t("review.all_options", { count: all.length }),
+            onclick: () => set(update(state, { type: "ui:all-options" })),
+          })
+        : null;
+    return h("div", { class: "review-options-box" }, optionsRows(d, rows), more);
+  };
+
+  const optionsRows = (d, rows) =>
     h(
       "table",
       { class: "data review-options", dataset: { testid: "review-options" } },
@@ -143,7 +160,7 @@ export function reviewPanel({ handId, canAsk, onJump, changed }) {
       h(
         "tbody",
         {},
-        ...optionRows(d).map((r) =>
+        ...rows.map((r) =>
           h(
             "tr",
             { class: `${r.best ? "is-best" : ""} ${r.played ? "is-played" : ""}`, dataset: { testid: "review-option", best: String(r.best), played: String(r.played) } },
