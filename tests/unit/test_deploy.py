@@ -219,20 +219,7 @@ def test_the_dashboard_is_provisioned_and_queries_metrics_that_exist() -> None:
     assert not families - shown, f"not on the dashboard: {sorted(families - shown)}"
 
 
-@pytest.mark.parametrize(
-    "service",
-    [
-        "table",
-        "clock",
-        "bots",
-        "matchmaking",
-        "lobby-projector",
-        "rating",
-        "history",
-        "analysis",
-        "gateway",
-    ],
-)
+@pytest.mark.parametrize("service", _cluster_services())  # every service the cluster runs
 def test_every_service_subcommand_explains_itself_and_its_operations(service: str) -> None:
     from services.cli import build_parser
 
