@@ -8,9 +8,9 @@ back from its offset when asked for, and the newest few are cached.
 
 Requests go to ``analysis.requests``. The gateway reads that topic too (from offset 0: it is
 kept a week), so that any gateway process, and one restarted, knows a hand is waiting for its
-review: *pending* while a request is newer than the hand's newest review and not older than
-``PENDING_MS`` (an analysis service that is down or refused the hand does not leave a hand
-pending for ever; the player may ask again).
+review: *pending* while a request is not covered by the hand's newest review and not older
+than ``PENDING_MS`` (an analysis service that is down or refused the hand does not leave a
+hand pending for ever; the player may ask again).
 """
 
 from __future__ import annotations
@@ -117,23 +117,20 @@ class ReviewIndex:
     # --- asking ------------------------------------------------------------------------------
 
     def status(self, hand_id: str, now_ms: int | None = None) -> ReviewStatus:
-        """``done``: a review is there and no newer request waits; ``pending``: a request
-        waits (not older than ``PENDING_MS``); ``none``: neither."""
+        """``done``: a review is there that covers the newest request; ``pending``: a request
+        waits (not older than ``PENDING_MS``) that no review covers yet; ``none``: neither.
+
+        A review covers a request for every human seat (``seats`` empty, what the gateway
+        sends) whenever it was written, and one for named seats when it reviewed them all: the
+        analysis service answers a request it has already covered with nothing (a review is
+        deterministic), so a request that crossed the review on its way must not wait."""
         now = _now_ms() if now_ms is None else now_ms
         request = self.requested.get(hand_id)
         done = self.reviewed.get(hand_id)
-        waiting = (
-            request is not None
-            and now - request.requested_at_ms <= PENDING_MS
-            and (
-                done is None
-                or (
-                    request.request_id != done.request_id
-                    and request.requested_at_ms > done.reviewed_at_ms
-                )
-            )
+        covered = done is not None and (
+            request is None or not request.seats or set(request.seats) <= set(done.accuracy)
         )
-        if waiting:
+        if request is not None and now - request.requested_at_ms <= PENDING_MS and not covered:
             return "pending"
         return "done" if done is not None else "none"
 
