@@ -35,6 +35,9 @@ class OptionValue(msgspec.Struct, frozen=True, kw_only=True):
 
     option: Command
     value: Points
+    screened: bool = False
+    """Valued only by the review's coarse first pass (a quarter of the worlds), being clearly
+    behind there; it is never the best, and its value is rougher than the others'."""
 
 
 class ReviewedDecision(msgspec.Struct, frozen=True, kw_only=True):

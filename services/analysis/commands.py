@@ -36,6 +36,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         HandNotReviewable,
         expert_confirm,
         expert_evaluate,
+        expert_screen,
         review_hand,
     )
 
@@ -55,6 +56,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
             seats,
             evaluate=expert_evaluate(args.worlds),
             confirm=expert_confirm(args.worlds),
+            screen=expert_screen(args.worlds),
             engine=engine,
         )
     except HandNotReviewable as exc:

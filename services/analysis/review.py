@@ -79,8 +79,8 @@ def expert_evaluate(worlds: int | None = None) -> Evaluate:
 
 CONFIRM_FACTOR = 4
 """A decision that looks like a slip is valued again with this many times the worlds."""
-CONFIRM_TOP = 3
-"""... for the played option and the best few of the first valuation."""
+CONFIRM_TOP = 2
+"""... for the played option and the best two of the first valuation."""
 
 
 def expert_confirm(worlds: int | None = None) -> Evaluate:
@@ -98,7 +98,31 @@ def expert_confirm(worlds: int | None = None) -> Evaluate:
     return expert_evaluate(base * CONFIRM_FACTOR)
 
 
-def option_key(c: cmd.HandCommand) -> tuple[str, tuple[int, ...], str]:
+SCREEN_FACTOR = 4
+"""A decision with many options is first valued on this many times fewer worlds ..."""
+SCREEN_KEEP = 4
+"""... and only the best few of that, and the option played, on the full worlds."""
+
+
+def expert_screen(worlds: int | None = None) -> Evaluate:
+    """The screening valuation: the expert's with ``1 / SCREEN_FACTOR`` of the worlds.
+
+    Why: most of a review's time is the play-outs of discards (a dozen options at each turn),
+    and most of those options are clearly behind after a few worlds. Valuing every option on a
+    quarter of the worlds, then the leaders and the played option on all of them, gives the
+    same best and loss where it matters at about half the play-outs; an option screened out
+    keeps its coarser value in the options table. The screen's worlds are the first of the
+    full valuation's (one seed per view), so the two agree on what they share."""
+    expert = importlib.import_module("services.bots.expert")
+    base: int = expert.WORLDS if worlds is None else worlds
+    return expert_evaluate(max(2, base // SCREEN_FACTOR))
+
+
+Key = tuple[str, tuple[int, ...], str]
+"""An option's identity (``option_key``)."""
+
+
+def option_key(c: cmd.HandCommand) -> Key:
     """What identifies an option whoever sends it: its type and its tiles or suit."""
     if isinstance(c, cmd.ChooseExchange):
         return ("choose_exchange", tuple(sorted(INDEX[t] for t in c.tiles)), "")
@@ -147,6 +171,7 @@ def review_hand(
     evaluate: Evaluate | None = None,
     *,
     confirm: Evaluate | None = None,
+    screen: Evaluate | None = None,
     request_id: str = "",
     engine: str = "expert",
     now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
@@ -155,8 +180,10 @@ def review_hand(
     seat's player id (default: the hand's own, from ``hand_started``); ``evaluate``: the
     valuation of options (default: the expert's, ``expert_evaluate()``, confirmed by
     ``expert_confirm()``); ``confirm``: a finer valuation of the played option and the best
-    few when the first says the decision gave up at least an inaccuracy's worth (None: none,
-    unless ``evaluate`` is the default too).
+    few when the first says the decision gave up at least an inaccuracy's worth; ``screen``: a
+    coarser valuation of every option first, when there are more than ``SCREEN_KEEP + 1``,
+    after which ``evaluate`` values only the best ``SCREEN_KEEP`` and the one played (None for
+    either: none, unless ``evaluate`` is the default too).
 
     Raises ``HandNotReviewable`` when ``events`` are not one hand from its ``hand_started``
     to its ``hand_ended``."""
@@ -171,6 +198,7 @@ def review_hand(
     if evaluate is None:
         evaluate = expert_evaluate()
         confirm = confirm or expert_confirm()
+        screen = screen or expert_screen()
     names = list(players) if players is not None else list(start.seats)
     trackers = {s: SeatTracker(s) for s in wanted}
     state = HandState()
@@ -180,7 +208,13 @@ def review_hand(
         if found is not None and found[0].seat in trackers:
             played, kind, timeout = found
             decision = _review_decision(
-                state, trackers[played.seat], played, kind, timeout, e.seq, evaluate, confirm
+                state,
+                trackers[played.seat],
+                played,
+                kind,
+                timeout,
+                e.seq,
+                (evaluate, confirm, screen),
             )
             if decision is not None:
                 decisions.append(decision)
@@ -205,47 +239,57 @@ def _review_decision(
     kind: DecisionKind,
     timeout: bool,
     seq: int,
-    evaluate: Evaluate,
-    confirm: Evaluate | None,
+    valuations: tuple[Evaluate, Evaluate | None, Evaluate | None],
 ) -> ReviewedDecision | None:
+    evaluate, confirm, screen = valuations
     seat = played.seat
     options = legal_actions(state, seat)  # what the seat's own view lists (SeatView)
     if len(options) < 2:
         return None
     view: BotView = copy.deepcopy(tracker.view)
     view.legal = options
-    valued = evaluate(view, options)
-    values = {option_key(c): v for c, v in valued}
     mine = option_key(played)
+    by_option = {option_key(c): c for c in options}
+    # Screened-out options keep their coarse values for the table, apart from the others:
+    # the best and the loss are taken among the options valued in full only (a coarse value
+    # is noisier, so the maximum over them would be too good by chance).
+    coarse: dict[Key, float] = {}
+    finalists = list(options)
+    if screen is not None and len(options) > SCREEN_KEEP + 1:
+        coarse = {option_key(c): v for c, v in screen(view, options)}
+        leaders = sorted(coarse, key=lambda k: -coarse[k])[:SCREEN_KEEP]
+        finalists = [by_option.get(k, played) for k in dict.fromkeys([*leaders, mine])]
+    values = {option_key(c): v for c, v in evaluate(view, finalists)}
     if mine not in values:  # the evaluator left it out: value it on its own
         values.update((option_key(c), v) for c, v in evaluate(view, [played]))
     # An option the evaluator could not value (no sampled world took it: -inf) is left out;
     # without the played one, or without an alternative, there is nothing to say.
     values = {k: v for k, v in values.items() if math.isfinite(v)}
-    if mine not in values or len(values) < 2:
+    coarse = {k: v for k, v in coarse.items() if k not in values and math.isfinite(v)}
+    if mine not in values or len(values) + len(coarse) < 2:
         return None
     if confirm is not None and max(values.values()) - values[mine] >= INACCURACY:
-        by_option = {option_key(c): c for c in options}
         leaders = sorted(values, key=lambda k: -values[k])[:CONFIRM_TOP]
         again = [by_option.get(k, played) for k in dict.fromkeys([*leaders, mine])]
         finer = {option_key(c): v for c, v in confirm(view, again) if math.isfinite(v)}
         if mine in finer:
             values.update(finer)
-    by_key = {option_key(c): c for c in options}
-    ranked = sorted(
-        (
-            OptionValue(option=cast(Command, by_key.get(k, played)), value=round(v, 4))
-            for k, v in values.items()
-        ),
-        key=lambda o: -o.value,
-    )
+
+    def valued(k: Key, v: float, screened: bool) -> OptionValue:
+        option = cast(Command, by_option.get(k, played))
+        return OptionValue(option=option, value=round(v, 4), screened=screened)
+
+    ranked = [
+        *(valued(k, v, False) for k, v in sorted(values.items(), key=lambda kv: -kv[1])),
+        *(valued(k, v, True) for k, v in sorted(coarse.items(), key=lambda kv: -kv[1])),
+    ]
     best = ranked[0]
     loss = max(0.0, round(max(values.values()) - values[mine], 4))
     return ReviewedDecision(
         seat=seat,
         seq=seq,
         kind=kind,
-        played=cast(Command, by_key.get(mine, played)),
+        played=cast(Command, by_option.get(mine, played)),
         best=best.option,
         loss=loss,
         mark=mark(loss),

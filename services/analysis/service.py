@@ -51,7 +51,13 @@ from schemas import analysis as an
 from schemas import events as ev
 from schemas.table import decode_event
 from services.analysis.hands import find_start, hand_log, human_seats, is_practice, table_of
-from services.analysis.review import Evaluate, expert_confirm, expert_evaluate, review_hand
+from services.analysis.review import (
+    Evaluate,
+    expert_confirm,
+    expert_evaluate,
+    expert_screen,
+    review_hand,
+)
 from services.runtime import dead_letters
 from services.runtime.backoff import Backoff
 from services.runtime.log import EventLog, Outgoing, Processor, Record, Transaction, read_through
@@ -240,6 +246,7 @@ def review_job(
         seats,
         evaluate=evaluate or expert_evaluate(worlds),
         confirm=None if evaluate is not None else expert_confirm(worlds),
+        screen=None if evaluate is not None else expert_screen(worlds),
         request_id=request_id,
         engine=engine[:64],
     )

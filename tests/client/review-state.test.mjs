@@ -168,3 +168,20 @@ test("a single option is never left out behind the button", () => {
   assert.equal(hidden, 0);
   assert.equal(rows.length, FEW_OPTIONS + 2);
 });
+
+test("options the screen left out are marked rough and never set the best value", () => {
+  const d = decision(0, 40, "inaccuracy", {
+    played: discard("9s"),
+    best: discard("2p"),
+    loss: 0.5,
+    options: [
+      { option: discard("2p"), value: 1.0 },
+      { option: discard("9s"), value: 0.5 },
+      { option: discard("7m"), value: 1.8, screened: true },
+    ],
+  });
+  const rows = optionRows(d);
+  assert.deepEqual(rows.map((r) => r.screened), [false, false, true]);
+  assert.deepEqual(rows.map((r) => r.loss), [0, 0.5, 0]);
+  assert.equal(rows[0].best, true);
+});

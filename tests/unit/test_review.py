@@ -13,7 +13,7 @@ from schemas import analysis as an
 from schemas import commands as cmd
 from schemas import events as ev
 from services.analysis.marks import mark
-from services.analysis.review import HandNotReviewable, option_key, review_hand
+from services.analysis.review import SCREEN_KEEP, HandNotReviewable, option_key, review_hand
 from services.bots import BotView, from_seat_view
 from services.rules import legal_actions, replay, seat_view
 from tests.analysis_hands import play_logged_hand
@@ -151,3 +151,50 @@ def test_a_hand_that_has_not_ended_cannot_be_reviewed(hand: list[ev.Event]) -> N
         review_hand(hand[:-1], [0], evaluate=tile_count)
     with pytest.raises(HandNotReviewable):
         review_hand(hand[1:], [0], evaluate=tile_count)
+
+
+def test_a_screened_decision_values_only_the_leaders_and_the_played_option_in_full(
+    hand: list[ev.Event],
+) -> None:
+    """With a screen, a decision of many options is valued coarsely first; the full valuation
+    gets only the best ``SCREEN_KEEP`` of the screen and the option played, and the rest keep
+    the screen's values in the options table."""
+    calls: list[tuple[str, list[cmd.HandCommand]]] = []
+
+    def coarse(
+        view: BotView, options: Sequence[cmd.HandCommand]
+    ) -> list[tuple[cmd.HandCommand, float]]:
+        return [(c, v - 0.5) for c, v in tile_count(view, options)]
+
+    def screen(
+        view: BotView, options: Sequence[cmd.HandCommand]
+    ) -> list[tuple[cmd.HandCommand, float]]:
+        calls.append(("screen", list(options)))
+        return coarse(view, options)
+
+    def evaluate(
+        view: BotView, options: Sequence[cmd.HandCommand]
+    ) -> list[tuple[cmd.HandCommand, float]]:
+        calls.append(("full", list(options)))
+        return tile_count(view, options)
+
+    review = review_hand(hand, [0, 1, 2, 3], evaluate=evaluate, screen=screen)
+    screened = 0
+    for d in review.decisions:
+        kind, options = calls.pop(0)
+        values = {option_key(o.option): o.value for o in d.options}
+        if kind == "full":  # few options: all valued in full
+            assert len(options) <= SCREEN_KEEP + 1 and len(options) == len(d.options)
+            continue
+        screened += 1
+        ranked = sorted(coarse(BotView(seat=d.seat), options), key=lambda cv: -cv[1])
+        leaders = [option_key(c) for c, _ in ranked[:SCREEN_KEEP]]
+        kind, asked = calls.pop(0)
+        assert kind == "full"
+        assert [option_key(c) for c in asked] == list(
+            dict.fromkeys([*leaders, option_key(d.played)])
+        )
+        for c, v in ranked:
+            if option_key(c) not in leaders and option_key(c) != option_key(d.played):
+                assert values[option_key(c)] == pytest.approx(v, abs=1e-4)  # the screen's
+    assert not calls and screened > 3

@@ -116,15 +116,18 @@ export function optionKey(command) {
   return [command.type, command.tile || "", command.suit || "", tiles].join("|");
 }
 
-// A decision's options as its table shows them, best first: value, loss against the best,
-// whether it is the expert's choice and whether it was played.
+// A decision's options as its table shows them, in the review's order (the options valued in
+// full best first, then those the first pass screened out): value, loss against the best,
+// whether it is the expert's choice, whether it was played, whether its value is the rough one
+// of the screen (`screened`: never the best; an older review has none).
 export function optionRows(decision) {
   const best = optionKey(decision.best);
   const played = optionKey(decision.played);
-  const top = decision.options.length ? Math.max(...decision.options.map((o) => o.value)) : 0;
+  const full = decision.options.filter((o) => !o.screened);
+  const top = full.length ? Math.max(...full.map((o) => o.value)) : 0;
   return decision.options.map((o) => {
     const key = optionKey(o.option);
-    return { option: o.option, value: o.value, loss: top - o.value, best: key === best, played: key === played };
+    return { option: o.option, value: o.value, loss: Math.max(0, top - o.value), best: key === best, played: key === played, screened: Boolean(o.screened) };
   });
 }
 

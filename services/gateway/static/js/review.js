@@ -171,7 +171,7 @@ export function reviewPanel({ handId, canAsk, onJump, changed }) {
               r.best ? h("span", { class: "badge review-choice", text: t("review.expert_choice") }) : null,
               r.played ? h("span", { class: "badge review-you", text: t("review.played_mark") }) : null,
             ),
-            h("td", { class: "num", text: signed(r.value, 2, lang) }),
+            h("td", { class: `num ${r.screened ? "is-screened" : ""}`, title: r.screened ? t("review.screened") : undefined, text: r.screened ? `≈ ${signed(r.value, 2, lang)}` : signed(r.value, 2, lang) }),
             h("td", { class: "num", text: r.loss > 0 ? fixed(r.loss, 2, lang) : "—" }),
           ),
         ),
