@@ -207,8 +207,8 @@ def best_after_draw(
 def two_step(
     key_a: int, key_b: int, suit_a: int, suit_b: int, groups: int, unseen: Sequence[float]
 ) -> float:
-    """Ukeire two steps deep for a full hand of ``3·groups + 1`` tiles: over every unseen
-    tile that lowers the shanten, its copies times the best ukeire one discard then keeps.
+    """Ukeire two steps deep for a hand of ``3·groups + 1`` tiles: over every unseen tile
+    that lowers the shanten, its copies times the best ukeire one discard then keeps.
 
     Ready hands (nothing deeper to look at) score their winning tiles, scaled to compare
     with the deeper sums.
@@ -226,6 +226,11 @@ def two_step(
                 ka, kb = key_a + POW5[r], key_b
             else:
                 ka, kb = key_a, key_b + POW5[r]
+            # A full hand's shanten is the best its discards reach (a complete one reads -1
+            # where they reach 0, both within the target ≥ 0): one lookup tells a draw that
+            # cannot lower the shanten, which most draws are, without trying its discards.
+            if shanten(ka, kb, groups) > s - 1:
+                continue
             u = best_after_draw(ka, kb, suit_a, suit_b, groups, s - 1, unseen)
             if u >= 0:
                 total += unseen[t] * u

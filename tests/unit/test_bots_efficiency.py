@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from functools import cache
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -154,3 +155,64 @@ def test_a_wait_on_a_fifth_copy_brings_no_tiles() -> None:
     assert shanten(quad, 0, 1) == 0
     remaining = [4.0 - (t == 0) * 4 for t in range(27)]
     assert eff.ukeire(quad, 0, 0, 1, 1, remaining) == 0
+
+
+def every_draw_two_step(
+    key_a: int, key_b: int, suit_a: int, suit_b: int, groups: int, unseen: list[float]
+) -> float:
+    """``eff.two_step`` as it was: every draw of both suits tried, each with all its discards
+    (the tiles that cannot lower the shanten add nothing, found the long way)."""
+    s = shanten(key_a, key_b, groups)
+    if s <= 0:
+        return 100 * eff.ukeire(key_a, key_b, suit_a, suit_b, groups, unseen)
+    total = 0.0
+    for suit, k in ((suit_a, key_a), (suit_b, key_b)):
+        for r in range(9):
+            t = suit * 9 + r
+            if not unseen[t] or eff.digit(k, r) == 4:
+                continue
+            ka, kb = (key_a + POW5[r], key_b) if suit == suit_a else (key_a, key_b + POW5[r])
+            u = eff.best_after_draw(ka, kb, suit_a, suit_b, groups, s - 1, unseen)
+            if u >= 0:
+                total += unseen[t] * u
+    return total
+
+
+@st.composite
+def full_hands(draw: st.DrawFn) -> tuple[list[int], list[int], int]:
+    """A full hand (``3·groups + 1`` tiles in two suits), four groups (seven pairs) too."""
+    groups = draw(st.integers(1, 4))
+    counts = [0] * 18
+    while sum(counts) < 3 * groups + 1:
+        t = draw(st.integers(0, 17))
+        counts[t] += counts[t] < 4
+    return counts[:9], counts[9:], groups
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(full_hands(), st.lists(st.integers(0, 4), min_size=18, max_size=18))
+def test_two_step_skips_only_draws_that_cannot_lower_the_shanten(
+    case: tuple[list[int], list[int], int], left: list[int]
+) -> None:
+    a, b, groups = case
+    unseen = [float(n) for n in left] + [0.0] * 9
+    ka, kb = key(a), key(b)
+    assert eff.two_step(ka, kb, 0, 1, groups, unseen) == every_draw_two_step(
+        ka, kb, 0, 1, groups, unseen
+    )
+
+
+def test_the_strong_computer_plays_the_same_hands_as_with_every_draw_tried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same decisions on a fixed set of deals: twenty hands of four strong computers
+    give the same logs with the old two-step count as with the new."""
+    from services.bots.strong import StrongBot
+    from tests.analysis_hands import play_logged_hand
+
+    deals = [bytes([n, 21]) * 16 for n in range(20)]
+    now = [play_logged_hand(d, [StrongBot() for _ in range(4)]) for d in deals]
+    monkeypatch.setattr(eff, "two_step", every_draw_two_step)
+    before = [play_logged_hand(d, [StrongBot() for _ in range(4)]) for d in deals]
+    assert now == before
+    assert sum(len(e) for e in now) > 20 * 60  # whole hands, not a few moves
