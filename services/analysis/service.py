@@ -43,6 +43,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
+from typing import cast
 
 import msgspec
 from prometheus_client import Counter, Histogram
@@ -253,6 +254,10 @@ def review_job(
     return review, time.perf_counter() - began
 
 
+class ReviewCutOff(Exception):
+    """The service stopped during a review: nothing was written; the request is read again."""
+
+
 class Reviewer(GroupMember):
     """Reviews the requested hands (see the module note)."""
 
@@ -295,16 +300,28 @@ class Reviewer(GroupMember):
         try:
             yield
         finally:
-            if self.pool is not None:
-                self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
+            self._close_pool()
+
+    def _close_pool(self) -> None:
+        """Stop the worker now, a review in it too: the interpreter's exit would otherwise
+        wait for that review (tens of seconds on a busy machine) and a supervisor's stop
+        timeout would kill the whole service. A review cut off was not committed, so it is
+        done again after the restart (see the module note)."""
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        if isinstance(pool, ProcessPoolExecutor):
+            # No public way before Python 3.14 (terminate_workers); the processes are the
+            # executor's own, and it is shut down right after.
+            for worker in list(getattr(pool, "_processes", {}).values()):
+                worker.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def _open_pool(self) -> None:
         # A worker process, not a thread: a review is pure Python for seconds, and a thread
         # would hold the GIL from the event loop (and from every service sharing it in
         # `mahjong-planet run`). Spawned, so that it forks nothing of this process's loop.
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+        self._close_pool()
         if self.worker == "process":
             self.pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"))
         else:
@@ -321,6 +338,15 @@ class Reviewer(GroupMember):
     async def _one(self, processor: Processor, partition: int, r: Record) -> bool:
         try:
             outgoing, seats, hand_id = await self._decide(r)
+        except ReviewCutOff:
+            log.info(
+                "stopping: the review of the request at %d@%d is left for the restart",
+                partition,
+                r.offset,
+            )
+            if partition in processor.assignment():
+                processor.seek(partition, r.offset)
+            return False
         except Exception as exc:
             if isinstance(exc, BrokenExecutor):
                 self._open_pool()  # the worker died (killed, out of memory): a new one
@@ -406,9 +432,22 @@ class Reviewer(GroupMember):
     ) -> tuple[an.HandReview, float]:
         assert self.pool is not None
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
+        job = loop.run_in_executor(
             self.pool, review_job, events, seats, request_id, self.worlds, self.evaluate
         )
+        stopping: asyncio.Future[object] = asyncio.ensure_future(self.stop.wait())
+        racing: set[asyncio.Future[object]] = {cast(asyncio.Future[object], job), stopping}
+        try:
+            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if not job.done():
+            # The service stops: the review is cut off rather than waited for (it may take
+            # tens of seconds); nothing of it was written, so it is done again on restart.
+            job.cancel()
+            self._close_pool()
+            raise ReviewCutOff(request_id)
+        return job.result()
 
     def _dead(self, r: Record, reason: str) -> list[Outgoing]:
         self.dead += 1

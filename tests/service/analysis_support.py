@@ -43,6 +43,15 @@ def slow_edge_value(
     return edge_value(view, options)
 
 
+def glacial_edge_value(
+    view: BotView, options: Sequence[cmd.HandCommand]
+) -> list[tuple[cmd.HandCommand, float]]:
+    """``edge_value``, taking a second a decision (a review of about a minute: one that a
+    stopping service must not wait for)."""
+    time.sleep(1.0)
+    return edge_value(view, options)
+
+
 def hand(n: int, *, computers: list[int] | None = None, table: str | None = None) -> list[ev.Event]:
     """A played hand of deal ``n``: hand ``<table>#1`` (default table ``t<n>``)."""
     table_id = table or f"t{n}"

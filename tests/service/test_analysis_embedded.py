@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import random
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+
+import pytest
 
 from schemas import analysis as an
 from services.analysis.review import Evaluate
@@ -24,6 +28,7 @@ from tests.service.analysis_support import (
     appended,
     dead_letters,
     edge_value,
+    glacial_edge_value,
     hand,
     reviews,
     write_hands,
@@ -232,3 +237,39 @@ def test_kill_9_of_the_analysis_process_mid_review_loses_and_doubles_nothing(
         assert kills >= 2
 
     asyncio.run(go())
+
+
+def test_a_stop_during_a_review_cuts_it_off_and_the_restart_reviews_the_hand_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A review takes tens of seconds on a busy machine: stopping waits for none of it (a
+    supervisor's stop timeout would kill the whole service), writes nothing, and the review
+    is done again from scratch after the restart."""
+
+    async def go() -> None:
+        async with started(EmbeddedLog(tmp_path)) as log:
+            await write_hands(log, [hand(30)])
+            service = AnalysisService(log, evaluate=glacial_edge_value, worker="process")
+            stop = asyncio.Event()
+            task = asyncio.create_task(service.run(stop))
+            await asyncio.wait_for(service.ready.wait(), 30)
+            await until(lambda: _requested(log, 1))
+            await asyncio.sleep(5)  # the worker has started and is a few decisions in
+            began = time.monotonic()
+            stop.set()
+            await asyncio.wait_for(task, 30)
+            assert time.monotonic() - began < 10
+            assert "left for the restart" in caplog.text
+            assert await appended(log) == 0
+            async with running(log):
+                await until(lambda: _count(log, 1))
+                await asyncio.sleep(0.5)
+            assert await appended(log) == 1
+            assert list(await reviews(log)) == ["t30#1"]
+
+    with caplog.at_level(logging.INFO, logger="mahjong.analysis"):
+        asyncio.run(go())
+
+
+async def _requested(log: EmbeddedLog, n: int) -> bool:
+    return await appended(log, ANALYSIS_REQUESTS) >= n
