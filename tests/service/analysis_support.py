@@ -4,6 +4,7 @@ reviews read back."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Sequence
@@ -34,22 +35,19 @@ def edge_value(
     return out
 
 
-def slow_edge_value(
-    view: BotView, options: Sequence[cmd.HandCommand]
+def paced_edge_value(
+    seconds: float, view: BotView, options: Sequence[cmd.HandCommand]
 ) -> list[tuple[cmd.HandCommand, float]]:
-    """``edge_value``, taking 20 ms a decision (a review of about a second: long enough to
-    be killed in the middle of)."""
-    time.sleep(0.02)
+    """``edge_value``, taking ``seconds`` a decision (bound with ``functools.partial``, which
+    a worker process can unpickle, unlike a closure)."""
+    time.sleep(seconds)
     return edge_value(view, options)
 
 
-def glacial_edge_value(
-    view: BotView, options: Sequence[cmd.HandCommand]
-) -> list[tuple[cmd.HandCommand, float]]:
-    """``edge_value``, taking a second a decision (a review of about a minute: one that a
-    stopping service must not wait for)."""
-    time.sleep(1.0)
-    return edge_value(view, options)
+slow_edge_value = functools.partial(paced_edge_value, 0.02)
+"""20 ms a decision: a review of about a second, long enough to be killed in the middle of."""
+glacial_edge_value = functools.partial(paced_edge_value, 1.0)
+"""A second a decision: a review of about a minute, which a stopping service must not wait for."""
 
 
 def hand(n: int, *, computers: list[int] | None = None, table: str | None = None) -> list[ev.Event]:
