@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -230,6 +231,19 @@ class FinishedHands(GroupMember):
 # --- reviews -------------------------------------------------------------------------------
 
 
+REVIEW_NICENESS = 10
+"""How much lower the review worker's CPU priority is than the services' (``nice``)."""
+
+
+def review_worker_started() -> None:
+    """The review worker's start: a lower CPU priority. A review is seconds of pure Python
+    that nobody waits for at once, while the table, clock and gateway answer players within
+    milliseconds: on a machine they share (``make run``, a small cluster), reviews take the
+    CPU the services leave over, instead of half of it."""
+    with contextlib.suppress(OSError):  # a platform without nice: same priority
+        os.nice(REVIEW_NICENESS)
+
+
 def review_job(
     events: list[ev.Event],
     seats: list[int],
@@ -323,7 +337,9 @@ class Reviewer(GroupMember):
         # `mahjong-planet run`). Spawned, so that it forks nothing of this process's loop.
         self._close_pool()
         if self.worker == "process":
-            self.pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"))
+            self.pool = ProcessPoolExecutor(
+                1, mp_context=get_context("spawn"), initializer=review_worker_started
+            )
         else:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="analysis-review")
 

@@ -273,3 +273,19 @@ def test_a_stop_during_a_review_cuts_it_off_and_the_restart_reviews_the_hand_onc
 
 async def _requested(log: EmbeddedLog, n: int) -> bool:
     return await appended(log, ANALYSIS_REQUESTS) >= n
+
+
+def test_the_review_worker_runs_below_the_services_cpu_priority(tmp_path: Path) -> None:
+    """Reviews take the CPU the table, clock and gateway leave over (``make run`` and a small
+    cluster share the machine): the worker process is ``nice``-d."""
+    from services.analysis.service import REVIEW_NICENESS
+
+    service = AnalysisService(EmbeddedLog(tmp_path), evaluate=edge_value, worker="process")
+    reviewer = service.reviewer
+    reviewer._open_pool()
+    try:
+        assert reviewer.pool is not None
+        worker_niceness = reviewer.pool.submit(os.nice, 0).result(60)
+    finally:
+        reviewer._close_pool()
+    assert worker_niceness == min(19, os.nice(0) + REVIEW_NICENESS)
