@@ -34,9 +34,6 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     from services.analysis.hands import hand_log, human_seats
     from services.analysis.review import (
         HandNotReviewable,
-        expert_confirm,
-        expert_evaluate,
-        expert_screen,
         review_hand,
     )
 
@@ -49,16 +46,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         print(f"mahjong-planet analyse: no hand {args.hand} in the log", file=sys.stderr)
         return 1
     seats = args.seat or human_seats(events[0]) or [0, 1, 2, 3]
-    engine = "expert" if args.worlds is None else f"expert/{args.worlds}-worlds"
     try:
-        review = review_hand(
-            events,
-            seats,
-            evaluate=expert_evaluate(args.worlds),
-            confirm=expert_confirm(args.worlds),
-            screen=expert_screen(args.worlds),
-            engine=engine,
-        )
+        review = review_hand(events, seats, worlds=args.worlds)
     except HandNotReviewable as exc:
         print(f"mahjong-planet analyse: {exc}", file=sys.stderr)
         return 1

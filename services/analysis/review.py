@@ -77,6 +77,11 @@ def expert_evaluate(worlds: int | None = None) -> Evaluate:
     return evaluate
 
 
+def expert_name(worlds: int | None = None) -> str:
+    """How a review by the expert names its valuer (``HandReview.engine``)."""
+    return "expert" if worlds is None else f"expert/{worlds}-worlds"
+
+
 CONFIRM_FACTOR = 4
 """A decision that looks like a slip is valued again with this many times the worlds."""
 CONFIRM_TOP = 2
@@ -172,8 +177,9 @@ def review_hand(
     *,
     confirm: Evaluate | None = None,
     screen: Evaluate | None = None,
+    worlds: int | None = None,
     request_id: str = "",
-    engine: str = "expert",
+    engine: str | None = None,
     now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
 ) -> HandReview:
     """The review of a finished hand for ``seats`` (see the module note). ``players``: each
@@ -183,7 +189,9 @@ def review_hand(
     few when the first says the decision gave up at least an inaccuracy's worth; ``screen``: a
     coarser valuation of every option first, when there are more than ``SCREEN_KEEP + 1``,
     after which ``evaluate`` values only the best ``SCREEN_KEEP`` and the one played (None for
-    either: none, unless ``evaluate`` is the default too).
+    either: none, unless ``evaluate`` is the default too); ``worlds``: the default valuations'
+    worlds (None: the expert's own); ``engine``: what the review names as its valuer (default:
+    ``expert_name(worlds)``, or the given evaluator's name).
 
     Raises ``HandNotReviewable`` when ``events`` are not one hand from its ``hand_started``
     to its ``hand_ended``."""
@@ -196,9 +204,11 @@ def review_hand(
     if any(not 0 <= s <= 3 for s in wanted):
         raise ValueError(f"seats must be 0-3, got {list(seats)}")
     if evaluate is None:
-        evaluate = expert_evaluate()
-        confirm = confirm or expert_confirm()
-        screen = screen or expert_screen()
+        evaluate = expert_evaluate(worlds)
+        confirm = confirm or expert_confirm(worlds)
+        screen = screen or expert_screen(worlds)
+        engine = engine or expert_name(worlds)
+    named = engine or str(getattr(evaluate, "__name__", "custom"))
     names = list(players) if players is not None else list(start.seats)
     trackers = {s: SeatTracker(s) for s in wanted}
     state = HandState()
@@ -227,7 +237,7 @@ def review_hand(
         request_id=request_id,
         seats=[_seat_review(s, names[s], decisions) for s in wanted],
         decisions=decisions,
-        engine=engine,
+        engine=named[:64],
         reviewed_at_ms=now_ms(),
     )
 

@@ -55,9 +55,6 @@ from schemas.table import decode_event
 from services.analysis.hands import find_start, hand_log, human_seats, is_practice, table_of
 from services.analysis.review import (
     Evaluate,
-    expert_confirm,
-    expert_evaluate,
-    expert_screen,
     review_hand,
 )
 from services.runtime import dead_letters
@@ -253,18 +250,7 @@ def review_job(
 ) -> tuple[an.HandReview, float]:
     """One review, in the worker: the review and the seconds it took."""
     began = time.perf_counter()
-    engine = "expert" if worlds is None else f"expert/{worlds}-worlds"
-    if evaluate is not None:
-        engine = getattr(evaluate, "__name__", "custom")
-    review = review_hand(
-        events,
-        seats,
-        evaluate=evaluate or expert_evaluate(worlds),
-        confirm=None if evaluate is not None else expert_confirm(worlds),
-        screen=None if evaluate is not None else expert_screen(worlds),
-        request_id=request_id,
-        engine=engine[:64],
-    )
+    review = review_hand(events, seats, evaluate=evaluate, worlds=worlds, request_id=request_id)
     return review, time.perf_counter() - began
 
 
