@@ -47,6 +47,14 @@ def _open(browser: Any, server: str, size: tuple[int, int]) -> tuple[Any, dict[s
     return page, last
 
 
+def _mode(page: Any) -> str | None:
+    """The help's mode, read in one step: the box comes and goes as the hand moves on, so a
+    count and then an attribute read could wait for a box that is gone."""
+    return page.evaluate(
+        "() => document.querySelector('[data-testid=waits]')?.dataset.mode ?? null"
+    )
+
+
 def _discard_best(page: Any, last: dict[str, Any]) -> bool:
     """On a discard with the help shown: discard the tile the help says is closest to ready."""
     frame = last.get("frame")
@@ -70,8 +78,7 @@ def _until_ready(page: Any, last: dict[str, Any]) -> str:
     for _ in range(3000):
         if page.locator("dialog[open] .result").count():
             return ""
-        box = page.locator("[data-testid=waits]")
-        mode = box.get_attribute("data-mode") if box.count() else None
+        mode = _mode(page)
         if mode == "ready" and page.locator("[data-testid=wait]").count():
             return mode
         if mode == "discard" and page.locator(".my-hand .keeps-ready").count():
@@ -95,10 +102,9 @@ def _agree(page: Any, last: dict[str, Any]) -> list[list[Any]] | None:
         assert help_ is not None
         assert msgspec.to_builtins(help_) == frame["view"]["waits"]  # from the view alone
         shown = page.evaluate(SHOWN)
-        box = page.locator("[data-testid=waits]")
-        if not box.count():
+        mode = _mode(page)
+        if mode is None:
             return None
-        mode = box.get_attribute("data-mode")
         if mode == "ready":
             want = [[w.tile, w.unseen, w.self_drawn, w.discard] for w in help_.waits]
         else:
