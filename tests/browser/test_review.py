@@ -140,7 +140,10 @@ def test_a_practice_hands_review_is_asked_for_and_marks_the_steps_with_their_opt
     assert page.locator("[data-testid='review-option'] .is-screened").count() == (
         len(worst["options"]) - len(full)
     )
-    assert all("≈" in t for t in page.locator("[data-testid='review-option'] .is-screened").all_inner_texts())
+    assert all(
+        "≈" in t
+        for t in page.locator("[data-testid='review-option'] .is-screened").all_inner_texts()
+    )
     played = page.locator("[data-testid='review-option'][data-played='true']")
     assert played.count() == 1 and f"{worst['loss']:.2f}" in played.inner_text()
 
