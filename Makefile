@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SHARED ?= ../shared
 
-.PHONY: test lint typecheck unit integration conformance bench load run schemas clean browser browser-deps client
+.PHONY: test lint typecheck unit integration conformance bench load run schemas clean browser browser-deps client prometheus-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) -m mypy schemas services
 
-unit: $(STAMP)
+unit: $(STAMP) prometheus-deps
 	$(PY) -m pytest -n 2 -q --ignore=tests/integration --ignore=tests/browser
+
+## prometheus-deps: Debian's prometheus and promtool (the alert rules' tests, the live alert
+## test and `make cluster`), installed here when missing, like Chromium
+prometheus-deps:
+	@bash deploy/prometheus/prometheus.sh install
 
 ## client: unit tests of the web client's modules (the table state's pure update), with
 ## Node's built-in test runner; no packages, no build step
@@ -48,7 +53,7 @@ browser: $(STAMP) browser-deps
 	$(PY) -m pytest -q tests/browser
 
 # One process: these tests share one broker and one consumer group, as production does.
-integration: $(STAMP)
+integration: $(STAMP) prometheus-deps
 	$(PY) -m pytest -q tests/integration
 
 conformance: $(STAMP)
@@ -101,19 +106,23 @@ db-down:
 
 ## cluster: the distributed mode on this machine, without Docker: the broker, the database,
 ## the topics, and every service as its own process under deploy/cluster.py (logs in
-## ./cluster/logs/<service>.log, pids in ./cluster/run/; a service that dies is restarted).
+## ./cluster/logs/<service>.log, pids in ./cluster/run/; a service that dies is restarted), and
+## Prometheus scraping them all with deploy/prometheus/ (http://127.0.0.1:9090, alerts loaded).
 ## cluster-down: SIGTERM every service (by pid, then wait), then stop the broker and database.
 .PHONY: cluster cluster-down cluster-status
-cluster: $(STAMP)
+cluster: $(STAMP) prometheus-deps
 	bash deploy/kafka/kafka.sh up
 	bash deploy/postgres/postgres.sh up
 	$(PY) deploy/cluster.py up --restart --kafka 127.0.0.1:$${KAFKA_PORT:-19092} \
 		--postgres "$$(bash deploy/postgres/postgres.sh dsn)"
+	bash deploy/prometheus/prometheus.sh up
 
 cluster-status:
 	$(PY) deploy/cluster.py status
+	bash deploy/prometheus/prometheus.sh status
 
 cluster-down:
+	bash deploy/prometheus/prometheus.sh down
 	$(PY) deploy/cluster.py down
 	bash deploy/kafka/kafka.sh down
 	bash deploy/postgres/postgres.sh down

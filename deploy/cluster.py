@@ -14,8 +14,12 @@
 reverse order (SIGTERM, then waits; SIGKILL only after ``--stop-timeout``) and exits.
 ``down`` sends the supervisor SIGTERM and waits, then stops by pid whatever is left.
 
-``make cluster`` / ``make cluster-down`` wrap this with the broker and the database
-(deploy/kafka/kafka.sh, deploy/postgres/postgres.sh). Standard library only; the test
+The supervisor also writes ``<dir>/prometheus/targets.json``, every service's /metrics
+address for Prometheus's file discovery (deploy/prometheus/cluster.yml).
+
+``make cluster`` / ``make cluster-down`` wrap this with the broker, the database and
+Prometheus (deploy/kafka/kafka.sh, deploy/postgres/postgres.sh,
+deploy/prometheus/prometheus.sh). Standard library only; the test
 ``tests/integration/test_cluster.py`` drives ``Cluster`` directly.
 """
 
@@ -174,6 +178,35 @@ class Cluster:
         env.pop("KAFKA_BOOTSTRAP_SERVERS", None)  # --kafka says it
         return env
 
+    @property
+    def targets_file(self) -> Path:
+        """Prometheus's file discovery of this cluster (deploy/prometheus/cluster.yml)."""
+        return self.root / "prometheus" / "targets.json"
+
+    def scrape_targets(self, names: Sequence[str] | None = None) -> list[dict[str, object]]:
+        """One Prometheus target group per service process: its /metrics address, with the
+        service as ``job`` (every instance of a scaled service under one job, as the alerts
+        and dashboards expect) and the process's name as ``process``."""
+        chosen = set(names) if names is not None else None
+        return [
+            {
+                "targets": [f"{self.host}:{inst.port}"],
+                "labels": {"job": inst.service, "process": inst.name},
+            }
+            for inst in self.instances()
+            if chosen is None or inst.name in chosen
+        ]
+
+    def write_targets(self, names: Sequence[str] | None = None) -> Path:
+        """Write :meth:`scrape_targets` where the cluster's Prometheus reads them (atomically:
+        Prometheus re-reads the file when it changes)."""
+        path = self.targets_file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(".json.part")
+        part.write_text(json.dumps(self.scrape_targets(names), indent=2) + "\n")
+        part.replace(path)
+        return path
+
     def pid_file(self, name: str) -> Path:
         return self.run_dir / f"{name}.pid"
 
@@ -319,6 +352,7 @@ def supervise(cluster: Cluster, restart: bool, stop_timeout: float) -> int:
     cluster.run_dir.mkdir(parents=True, exist_ok=True)
     (cluster.run_dir / "supervisor.pid").write_text(f"{os.getpid()}\n")
     say(f"starting {', '.join(cluster.names())} (logs in {cluster.logs})")
+    cluster.write_targets()
     cluster.start_all()
     backoff: dict[str, float] = {}
     due: dict[str, float] = {}

@@ -44,6 +44,15 @@ FIRING_DELAY = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
 )
 
+LATE_S = 1.0
+"""A timeout first sent more than this after it was due fired late: a player waited for it."""
+
+LATE_TIMEOUTS = Counter(
+    "mahjong_clock_late_timeouts",
+    f"Timeouts first sent more than {LATE_S:g} s after they were due (each logged with its "
+    "table and hand: late_timeout)",
+)
+
 RETRY_MS = 2_000
 """A timeout that has not taken effect after this long is sent again (same command id)."""
 
@@ -168,6 +177,13 @@ class ClockService(HandFollower[TableClocks]):
                 self.delays_ms.append(now - d.due_ms)
                 FIRING_DELAY.observe(max(0, now - d.due_ms) / 1000)
                 first += 1
+                if now - d.due_ms > LATE_S * 1000:
+                    LATE_TIMEOUTS.inc()
+                    log.warning(
+                        "late_timeout: sent %d ms after it was due",
+                        now - d.due_ms,
+                        extra={"table_id": d.table_id, "hand_id": d.hand_id, "seat": d.seat},
+                    )
             self._arm(d, now + self.retry_ms)
         try:
             await self.log.produce(records)

@@ -239,3 +239,32 @@ async def _until_hand_ended(log: EmbeddedLog, key: tuple[str, str]) -> list[ev.E
             return hand
         await asyncio.sleep(0.05)
     raise AssertionError(f"{key} did not end")
+
+
+@synchronously
+async def test_a_timeout_sent_over_a_second_late_is_counted_and_logged_with_its_table(
+    tmp_path: Path, caplog: Any
+) -> None:
+    from services.clock.service import LATE_TIMEOUTS, Deadline
+
+    log = EmbeddedLog(tmp_path)
+    await log.start()
+    await log.create_topics(TOPICS)
+    clock = ClockService(log, now_ms=fast_now)
+    due = fast_now()
+
+    def deadline(table: str) -> Deadline:
+        return Deadline(table, 0, f"{table}#1", seat=2, decision_seq=7, due_ms=due, fire_at_ms=due)
+
+    before = LATE_TIMEOUTS._value.get()
+    try:
+        with caplog.at_level("WARNING", logger="mahjong.clock"):
+            await clock._send([deadline("t-on-time")], due + 900)  # late, but within the second
+            await clock._send([deadline("t-late")], due + 1_500)
+        sent = await timeout_commands(log)
+    finally:
+        await log.close()
+    assert len(sent) == 2  # both were sent; one of them late
+    assert LATE_TIMEOUTS._value.get() == before + 1
+    [late] = [r for r in caplog.records if r.getMessage().startswith("late_timeout")]
+    assert (late.table_id, late.hand_id, late.seat) == ("t-late", "t-late#1", 2)
