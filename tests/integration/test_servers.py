@@ -124,6 +124,30 @@ def test_kafka_transactions_read_committed(kafka_bootstrap: str) -> None:
     asyncio.run(_kafka_round_trip(kafka_bootstrap))
 
 
+async def _a_read_leaves_nothing_fetching(bootstrap: str) -> None:
+    from services.runtime.kafka import KafkaLog
+    from services.runtime.log import Outgoing, TopicSpec
+
+    topic = f"it.read.{uuid.uuid4().hex[:8]}"
+    log = KafkaLog(bootstrap, client_id="it-read")
+    await log.start()
+    try:
+        await log.create_topics([TopicSpec(topic, 2)])
+        await log.produce([Outgoing(topic, "k", b"one", 0), Outgoing(topic, "k", b"two", 0)])
+        assert [r.value for r in await log.read(topic, 0, 0, 10)] == [b"one", b"two"]
+        assert [r.value for r in await log.read(topic, 0, 1, 10)] == [b"two"]
+        assert await log.read(topic, 1, 0, 10) == []
+        # No partition stays assigned to the reader: nothing is fetched in the background
+        # (an idle assigned partition is polled every 5 ms, at a fifth of a broker core).
+        assert log._reader is not None and log._reader.assignment() == set()
+    finally:
+        await log.close()
+
+
+def test_a_random_access_read_leaves_no_partition_fetched_behind_it(kafka_bootstrap: str) -> None:
+    asyncio.run(_a_read_leaves_nothing_fetching(kafka_bootstrap))
+
+
 async def _postgres_round_trip(dsn: str) -> None:
     import asyncpg
 
