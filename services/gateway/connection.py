@@ -36,6 +36,7 @@ from schemas.codes import Code
 from schemas.commands import Command
 from schemas.table import CommandEnvelope, CommandRejected
 from schemas.table import encode as encode_envelope
+from schemas.views import SeatView
 from services.gateway import access
 from services.gateway import protocol as proto
 from services.gateway.accounts import Account
@@ -93,6 +94,9 @@ class Connection:
         self.sent = 0  # events of ``hand_id`` the client holds (seq 1..sent)
         self.hidden: set[int] = set()  # seqs it holds hidden or in part (exchange_resolved)
         self.names: dict[str, str] = {}
+        self.compact = False  # hello's ``compact``: one ``change`` frame per change
+        self.last_view: SeatView | None = None  # the view the client holds (compact)
+        self.names_sent: dict[str, str] | None = None
         self.closed = False
         self.prefix = ""
         self.role = ""
@@ -200,6 +204,7 @@ class Connection:
                 raise Closing("table_closed", "this table has ended")
             raise Closing("forbidden", "this table is private, or there is no such table")
         self.table_id = table_id
+        self.compact = frame.compact
         self.watched = await self.gateway.tables.watch(table_id, self)
         self.gateway.lobby.listen(table_id, self)
         if frame.hand_id is not None and frame.hand_id == self.watched.hand_id:
@@ -405,6 +410,28 @@ class Connection:
                 self.hidden.add(events[i].seq)
             out.append(item)
         self.sent = len(events)
+        view = self.watched.view(state, seat) if self.watched else seat_view(state, seat)
+        if self.compact:
+            before = self.last_view
+            full = before is None or before.hand_id != state.hand_id
+            self.last_view = view
+            names = {} if self.names_sent == self.names else self.names
+            self.names_sent = self.names
+            fields, players = proto.view_change(None if full else before, view)
+            frames.append(
+                proto.ChangeFrame(
+                    seq=state.seq,
+                    hand_id=state.hand_id,
+                    decision_seq=state.decision_seq,
+                    events=out,
+                    view=fields,
+                    players=players,
+                    full=full,
+                    names=names,
+                    server_ms=now_ms(),
+                )
+            )
+            return frames
         if out:
             frames.append(proto.EventsFrame(hand_id=state.hand_id, events=out))
         frames.append(
@@ -412,7 +439,7 @@ class Connection:
                 seq=state.seq,
                 hand_id=state.hand_id,
                 decision_seq=state.decision_seq,
-                view=seat_view(state, seat),
+                view=view,
                 names=self.names,
                 server_ms=now_ms(),
             )

@@ -31,7 +31,8 @@ import msgspec
 
 from schemas import events as ev
 from schemas.table import CommandRejected, ReplyEnvelope, TableHead, decode_event
-from services.rules import HandState, ReplayError, apply
+from schemas.views import SeatView
+from services.rules import HandState, ReplayError, apply, seat_view
 from services.runtime.log import EventLog, Record, partition_for, read_through
 from services.runtime.topics import TABLE_EVENTS, TABLE_HEADS, TABLE_REPLIES
 
@@ -64,10 +65,24 @@ class Watched:
     last_hand: tuple[HandState, list[ev.Event]] | None = None  # the hand before this one
     # While a load catches up with the follower: what the follower passed meanwhile, in order.
     pending: list[tuple[int, ev.Event]] | None = None
+    # The seat views of the hand's latest change, shared by the sockets that watch it.
+    views: dict[tuple[str, int, int | None], SeatView] = field(default_factory=dict)
 
     @property
     def hand_id(self) -> str | None:
         return None if self.state is None else self.state.hand_id
+
+    def view(self, state: HandState, seat: int | None) -> SeatView:
+        """``seat_view(state, seat)``, computed once per change of the hand for every socket
+        of that seat (a second tab, the spectators' public view); a state is known by its
+        hand and seq, as it changes only by appending events."""
+        key = (state.hand_id, state.seq, seat)
+        found = self.views.get(key)
+        if found is None:
+            if len(self.views) >= 16:  # the views of older changes are not asked for again
+                self.views.clear()
+            found = self.views[key] = seat_view(state, seat)
+        return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,11 @@ table created by one guest (``POST /api/tables``, clock ``standard``, casual) an
 the other three with its code, then one WebSocket per seat (``hello``, then ``view`` /
 ``events`` frames). Each decision offered in a ``view`` is answered 0.5–1.5 s later (uniform,
 a human pace) with the ``easy`` bot's choice from that ``SeatView``, echoing its
-``decision_seq``. ``MAHJONG_LOAD_SEATS=1`` plays one seat per table over the gateway and
-fills the other three with the bots service's computers (``easy``, pace ``normal``).
+``decision_seq``. Like the web client, each socket says ``compact`` in its hello and rebuilds
+its view from ``change`` frames (``MAHJONG_LOAD_COMPACT=0``: the classic ``events`` + whole
+``view`` frames, for comparison). ``MAHJONG_LOAD_SEATS=1`` plays one seat per table over the
+gateway and fills the other three with the bots service's computers (``easy``, pace
+``normal``).
 A table plays ``MAHJONG_LOAD_HANDS`` hands (default 4, the lobby's default); when it closes,
 the same guests open the next table.
 
@@ -89,6 +92,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from schemas.views import SeatView
+from services.gateway.protocol import changed_view
 from tests.cluster_support import cluster_module, free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +133,7 @@ class LevelConfig:
     workers: int = 1  # load-client processes (the bench: 2, MAHJONG_LOAD_WORKERS)
     sample_s: float = 3.0  # lag samples
     ramp_timeout_s: float = 300.0  # past the ramp: the window opens even if not all play
+    compact: bool = True  # the hello's compact, as the web client sends it (change frames)
 
     @property
     def ramp(self) -> float:
@@ -145,6 +150,7 @@ class LevelConfig:
             "hands": _env_int("MAHJONG_LOAD_HANDS", 4),
             "clock": os.environ.get("MAHJONG_LOAD_CLOCK", "standard") or None,
             "workers": _env_int("MAHJONG_LOAD_WORKERS", 2),
+            "compact": _env_int("MAHJONG_LOAD_COMPACT", 1) == 1,
             "sample_s": _env_float("MAHJONG_LOAD_SAMPLE_SECONDS", 3.0),
         }
         values.update(overrides)
@@ -182,6 +188,16 @@ class _Events(msgspec.Struct, tag_field="type", tag="events"):
     events: list[_Event]
 
 
+class _Change(msgspec.Struct, tag_field="type", tag="change"):
+    seq: int
+    hand_id: str
+    decision_seq: int
+    events: list[_Event] = []
+    view: dict[str, Any] = {}
+    players: dict[str, dict[str, Any]] = {}
+    full: bool = False
+
+
 class _Rejected(msgspec.Struct, tag_field="type", tag="rejected"):
     command_id: str
     code: str
@@ -196,7 +212,7 @@ class _Pong(msgspec.Struct, tag_field="type", tag="pong"):
     t: Any = None
 
 
-_Frame = _Welcome | _Table | _View | _Events | _Rejected | _Error | _Pong
+_Frame = _Welcome | _Table | _View | _Events | _Change | _Rejected | _Error | _Pong
 _decode = msgspec.json.Decoder(_Frame).decode
 _FILLED_BY_GATEWAY = ("seat", "table_id", "command_id", "hand_id", "decision_seq")
 
@@ -263,6 +279,7 @@ class Seat:
         )
         self.bot = make_bot("easy")
         self.view: _View | None = None
+        self.data: dict[str, Any] | None = None  # the view as JSON data (compact frames)
         self.answered: set[tuple[str, int]] = set()
         self.ended: set[str] = set()
         self.waiting: tuple[str, int, float, bool, str] | None = None  # hand, dseq, t, in window
@@ -321,23 +338,34 @@ class Seat:
         if isinstance(frame, _View):
             self._on_view(frame)
         elif isinstance(frame, _Events):
-            for e in frame.events:
-                if e.type == "hand_ended":
-                    if frame.hand_id not in self.ended:
-                        self.ended.add(frame.hand_id)
-                        if self.counts:  # one seat of the table counts its hands
-                            stats.total_hands += 1
-                            stats.hands += inside
-                elif e.type == "clock_started":
-                    self.clock_at_ms = max(self.clock_at_ms, e.at_ms)
-                elif e.type == "clock_stopped" and e.timeout is True and self._mine(e.seat):
-                    stats.timeouts += inside
+            self._on_events(frame.hand_id, frame.events, inside)
+        elif isinstance(frame, _Change):
+            # As the web client does: the events, then the view with the changes applied.
+            self._on_events(frame.hand_id, frame.events, inside)
+            change = {"view": frame.view, "players": frame.players, "full": frame.full}
+            self.data = changed_view(self.data, change)
+            view = msgspec.convert(self.data, SeatView)
+            self._on_view(_View(frame.seq, frame.hand_id, frame.decision_seq, view))
         elif isinstance(frame, _Rejected):
             stats.rejected[frame.code] += 1
             if self.waiting is not None and frame.command_id == self.waiting[4]:
                 self.waiting = None
         elif isinstance(frame, _Error):
             stats.errors[frame.code] += 1
+
+    def _on_events(self, hand_id: str, events: list[_Event], inside: bool) -> None:
+        stats = self.stats
+        for e in events:
+            if e.type == "hand_ended":
+                if hand_id not in self.ended:
+                    self.ended.add(hand_id)
+                    if self.counts:  # one seat of the table counts its hands
+                        stats.total_hands += 1
+                        stats.hands += inside
+            elif e.type == "clock_started":
+                self.clock_at_ms = max(self.clock_at_ms, e.at_ms)
+            elif e.type == "clock_stopped" and e.timeout is True and self._mine(e.seat):
+                stats.timeouts += inside
 
     def _mine(self, seat: Any) -> bool:
         return self.view is not None and seat == self.view.view.seat
@@ -522,7 +550,13 @@ class Slot:
                 await asyncio.sleep(0.5 * (attempt + 1))
                 continue
             s = Seat(ws, self.d.stats, self.d.clock, self.d.cfg.hands, self.rng, self.d.cfg)
-            hello = {"type": "hello", "v": 1, "token": self.tokens[seat], "table_id": table_id}
+            hello = {
+                "type": "hello",
+                "v": 1,
+                "token": self.tokens[seat],
+                "table_id": table_id,
+                "compact": self.d.cfg.compact,
+            }
             await ws.send(json.dumps(hello))
             return s
         return None

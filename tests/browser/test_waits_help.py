@@ -14,6 +14,7 @@ import msgspec
 import pytest
 
 from schemas.views import SeatView
+from services.gateway.protocol import changed_view
 from services.rules import waits_help
 from tests.browser.players import open_practice, ui_step
 from tests.browser.test_table_layout import DOC_IMAGES, check
@@ -38,8 +39,13 @@ def _open(browser: Any, server: str, size: tuple[int, int]) -> tuple[Any, dict[s
                 f = json.loads(payload)
             except (TypeError, ValueError):
                 return
-            if isinstance(f, dict) and f.get("type") == "view":
+            if not isinstance(f, dict):
+                return
+            if f.get("type") == "view":
                 last["frame"] = f
+            elif f.get("type") == "change":  # the page's compact frames: the view's changes
+                held = last.get("frame")
+                last["frame"] = {**f, "view": changed_view(held and held["view"], f)}
 
         ws.on("framereceived", got)
 

@@ -216,3 +216,49 @@ test("while choosing a discard: the tiles that keep the hand ready, and the hove
   // A new hand forgets the hovered tile.
   assert.equal(update(hovered, viewFrame({ hand_id: "t#2" })).hintTile, null);
 });
+
+// --- compact `change` frames ----------------------------------------------------------------
+
+const change = (over = {}) => ({ type: "change", hand_id: "t#1", seq: 6, decision_seq: 3, events: [], view: {}, full: false, names: {}, server_ms: 0, ...over });
+
+test("a change frame leaves the state an events frame and a view frame would", () => {
+  const start = update(initialState({ tableId: "t" }), viewFrame({ names: { p0: "Ann" } }));
+  const next = view({ legal_actions: [{ type: "discard", tile: "7p" }], phase: "play" });
+  const split = update(update(start, events([6])), viewFrame({ seq: 6, names: { p0: "Ann" } }, next));
+  const compact = update(start, change({ events: events([6]).events, view: { legal_actions: next.legal_actions } }));
+  assert.deepEqual(compact.frame.view, split.frame.view);
+  assert.deepEqual(compact.events, split.events);
+  assert.deepEqual(compact.news, split.news);
+  assert.deepEqual(compact.frame.names, { p0: "Ann" }, "names are kept when a change sends none");
+  assert.equal(compact.frame.seq, 6);
+});
+
+test("a full change replaces the view; a new hand's change must be full", () => {
+  let s = update(initialState({ tableId: "t" }), viewFrame());
+  s = update(s, change({ hand_id: "t#2", seq: 1, view: { seat: 2, phase: "exchange" }, full: true, names: { p1: "Bo" }, events: events([1], "t#2").events }));
+  assert.deepEqual(s.frame.view, { seat: 2, phase: "exchange" });
+  assert.equal(s.handId, "t#2");
+  assert.deepEqual(s.frame.names, { p1: "Bo" });
+  const held = s;
+  s = update(s, change({ hand_id: "t#3", view: { seat: 1 } }));
+  assert.deepEqual(s.frame, held.frame, "a change with nothing to apply it to changes no view");
+});
+
+test("a change to a new decision clears the selection, as a view does", () => {
+  let s = update(initialState({ tableId: "t" }), viewFrame({}, { legal_actions: [{ type: "choose_exchange", tiles: ["1m", "2m", "3m"] }] }));
+  s = update(s, { type: "ui:select", key: "h0" });
+  s = update(s, change({ seq: 6 }));
+  assert.deepEqual(s.selected, ["h0"]);
+  s = update(s, change({ seq: 7, decision_seq: 4 }));
+  assert.deepEqual(s.selected, []);
+});
+
+test("a change names the changed fields of the player entries that changed", () => {
+  let s = update(initialState({ tableId: "t" }), viewFrame());
+  const before = s.frame.view.players;
+  s = update(s, change({ players: { 1: { discards: ["3s"] } } }));
+  const after = s.frame.view.players;
+  assert.deepEqual(after[1], { ...before[1], discards: ["3s"] });
+  assert.equal(after[0], before[0], "the others are the same objects");
+  assert.deepEqual(after.length, 4);
+});

@@ -21,6 +21,7 @@ import websockets
 from schemas.views import SeatView
 from services.bots import make_bot
 from services.clock.service import ClockService
+from services.gateway import protocol as proto
 from services.gateway.app import GatewayService
 from services.gateway.config import GatewayConfig, Limits
 from services.history.service import HistoryService
@@ -151,18 +152,31 @@ class Socket:
                 if frame["type"] == "view":
                     self.view = frame
                 elif frame["type"] == "events":
-                    if frame["hand_id"] != self.hand_id:
-                        self.hand_id, self.events = frame["hand_id"], {}
-                    for e in frame["events"]:
-                        self.events[e["seq"]] = e
-                        if e["type"] == "hand_ended":
-                            self.ended.append(frame["hand_id"])
+                    self._events(frame["hand_id"], frame["events"])
+                elif frame["type"] == "change":  # a compact socket's: events, the view's changes
+                    self._events(frame["hand_id"], frame["events"])
+                    held = self.view
+                    names = frame["names"] or (held or {}).get("names", {})
+                    self.view = {
+                        **frame,
+                        "type": "view",
+                        "view": proto.changed_view(None if held is None else held["view"], frame),
+                        "names": names,
+                    }
                 self.changed.set()
         except websockets.ConnectionClosed:
             pass
         finally:
             self.closed = True
             self.changed.set()
+
+    def _events(self, hand_id: str, events: list[dict[str, Any]]) -> None:
+        if hand_id != self.hand_id:
+            self.hand_id, self.events = hand_id, {}
+        for e in events:
+            self.events[e["seq"]] = e
+            if e["type"] == "hand_ended":
+                self.ended.append(hand_id)
 
     async def until(self, test: Callable[[Socket], bool], timeout: float = 20) -> None:
         async def wait() -> None:

@@ -28,7 +28,9 @@ export class TableSocket {
     this.onConnecting();
     ws.onopen = () => {
       const s = session();
-      const hello = { type: "hello", v: PROTOCOL, token: s ? s.token : "", table_id: this.tableId };
+      // compact: each change of the hand comes as one `change` frame (events and the view's
+      // changed fields) instead of an events frame and a whole view.
+      const hello = { type: "hello", v: PROTOCOL, token: s ? s.token : "", table_id: this.tableId, compact: true };
       const r = this.resume();
       if (r) Object.assign(hello, r);
       ws.send(JSON.stringify(hello));

@@ -118,6 +118,27 @@ function onView(state, f) {
   return s;
 }
 
+// A `change` frame (the hello's `compact`, docs/protocol.md): the new events, then the view
+// with the fields it names replaced, and in each player entry it names the fields given (or
+// whole, when `full`), exactly as an `events` frame and a `view` frame would have left the
+// state. `names` comes only when it changed.
+export function changedView(base, f) {
+  const view = { ...base, ...f.view };
+  const players = f.players || {};
+  if (Object.keys(players).length) view.players = view.players.map((p, i) => (players[i] ? { ...p, ...players[i] } : p));
+  return view;
+}
+
+function onChange(state, f) {
+  const s = f.events && f.events.length ? onEvents(state, { hand_id: f.hand_id, events: f.events }) : state;
+  const before = s.frame;
+  const base = !f.full && before && before.hand_id === f.hand_id ? before.view : null;
+  if (!f.full && !base) return s; // nothing to apply the change to (never sent so on one socket)
+  const names = f.names && Object.keys(f.names).length ? f.names : before ? before.names : {};
+  const view = base ? changedView(base, f) : f.view;
+  return onView(s, { type: "view", seq: f.seq, hand_id: f.hand_id, decision_seq: f.decision_seq, view, names, server_ms: f.server_ms, now: f.now });
+}
+
 // The next state after `frame`. Never changes `state`.
 export function update(state, frame) {
   const s = { ...state, news: [] };
@@ -142,6 +163,8 @@ export function update(state, frame) {
       return onEvents(s, frame);
     case "view":
       return onView(s, frame);
+    case "change":
+      return onChange(s, frame);
     case "rejected":
     case "error":
       if (STOPPED.includes(frame.code) && !frame.command_id) return { ...s, sentFor: null }; // the close that follows says it

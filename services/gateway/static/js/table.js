@@ -130,7 +130,7 @@ class TableClient {
       const back = this.root.querySelector('[data-action="to-lobby"]');
       if (back) back.focus();
     }
-    if (f.type === "view") this.tellDecision();
+    if (f.type === "view" || f.type === "change") this.tellDecision();
   }
 
   // What an event sounds and looks like: a click for a discard, the call-out at the calling
