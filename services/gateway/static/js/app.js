@@ -51,7 +51,32 @@ function renderHeader() {
   langSelect.value = currentLanguage();
 }
 
+// The phone's ☰ menu (hidden by CSS on wide screens, where the menu is the header's row).
+function openMenu(open) {
+  const header = document.querySelector("header.top");
+  const toggle = document.getElementById("menu-toggle");
+  if (!header || !toggle) return;
+  header.classList.toggle("open", open);
+  toggle.setAttribute("aria-expanded", String(open));
+}
+
+function wireMenu() {
+  const toggle = document.getElementById("menu-toggle");
+  if (!toggle) return;
+  toggle.addEventListener("click", () => openMenu(toggle.getAttribute("aria-expanded") !== "true"));
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && toggle.getAttribute("aria-expanded") === "true") {
+      openMenu(false);
+      toggle.focus();
+    }
+  });
+  document.addEventListener("click", (e) => {
+    if (!e.target.closest("header.top") || e.target.closest("#menu a")) openMenu(false);
+  });
+}
+
 function authDialog(mode) {
+  openMenu(false);
   // No length cap on the input: a name that is too long stays whole, with the reason shown.
   const registering = mode === "register";
   const count = registering ? h("span", { class: "muted name-count", id: "name-count", dataset: { testid: "name-count" }, "aria-live": "polite" }) : null;
@@ -192,7 +217,11 @@ async function boot() {
   if (!location.hash && practice && !practice.finished) {
     location.hash = `#/table/${encodeURIComponent(practice.table_id)}`;
   }
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => {
+    openMenu(false); // a link in the phone's menu was followed
+    route();
+  });
+  wireMenu();
   await route();
   document.body.dataset.ready = "1";
 }
