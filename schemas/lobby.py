@@ -97,11 +97,12 @@ class JoinQueue(MatchRequest, frozen=True, tag="join_queue"):
     """Quick Play: wait for a rated ``standard`` table of four humans of close rating.
 
     ``computers_after_s``: if no table has formed after that long, start a casual table with
-    computers in the empty seats.
+    computers in the empty seats, of strength ``computers``.
     """
 
     rating: QueueRating = 1500.0
     computers_after_s: ComputersAfter | None = None
+    computers: Strength = "normal"
 
 
 class LeaveQueue(MatchRequest, frozen=True, tag="leave_queue"):
@@ -257,6 +258,7 @@ class QueueJoined(LobbyEvent, frozen=True, tag="queue_joined"):
     player: str
     rating: float
     computers_after_s: int | None = None
+    computers: Strength = "normal"
 
 
 class QueueLeft(LobbyEvent, frozen=True, tag="queue_left"):

@@ -462,6 +462,7 @@ class QuickPlayIn(msgspec.Struct, frozen=True, kw_only=True):
         ]
         | None
     ) = None
+    computers: lb.Strength = "normal"  # the strength of the computers that may fill the table
 
 
 @post("/quickplay", status_code=200, responses=errors(400, 401, 409, 413, 503))
@@ -473,7 +474,16 @@ async def quick_play(
     if after is not None and not 5 <= after <= 600:
         raise ApiError(400, "bad_wait", "computers_after_s is 5 to 600", min=5, max=600)
     rating = await gateway.rating_of(account.id)
-    return _out(await _ask(gateway, account, lb.JoinQueue, rating=rating, computers_after_s=after))
+    return _out(
+        await _ask(
+            gateway,
+            account,
+            lb.JoinQueue,
+            rating=rating,
+            computers_after_s=after,
+            computers=data.computers,
+        )
+    )
 
 
 @delete("/quickplay", status_code=200, responses=errors(401, 409, 503))

@@ -33,6 +33,7 @@ QUICK_PLAY = lb.TableOptions(rated=True, clock="standard", public=False)
 QUICK_PLAY_COMPUTERS = lb.TableOptions(
     rated=False, clock="standard", public=False, computers="normal"
 )
+"""A Quick Play table that computers fill, for players who asked for ``normal`` ones."""
 RECENT_REQUESTS = 5_000  # request ids remembered to drop a client's resend
 DEAL_WAIT_MS = 10_000
 """How long a table that has its players waits for every human's client before it deals
@@ -96,6 +97,7 @@ class Waiting(msgspec.Struct, kw_only=True):
     rating: float
     since_ms: int
     computers_after_s: int | None = None
+    computers: lb.Strength = "normal"
 
 
 class Lobby(msgspec.Struct, kw_only=True):
@@ -325,6 +327,7 @@ def _join_queue(lobby: Lobby, r: lb.JoinQueue, now: int, chance: Chance) -> Outp
             player=r.player,
             rating=r.rating,
             computers_after_s=r.computers_after_s,
+            computers=r.computers,
         ),
     ]
 
@@ -525,8 +528,13 @@ def match_queue(lobby: Lobby, now_ms: int, chance: Chance) -> Output:
         and w.computers_after_s is not None
         and now_ms - w.since_ms >= w.computers_after_s * 1000
     ]
-    for i in range(0, len(due), SEATS):
-        out += _quick_table(due[i : i + SEATS], QUICK_PLAY_COMPUTERS, now_ms, chance)
+    # Those who waited long enough sit together only with players who asked for the same
+    # computers (in the order they came).
+    for strength in dict.fromkeys(w.computers for w in due):
+        same = [w for w in due if w.computers == strength]
+        options = msgspec.structs.replace(QUICK_PLAY_COMPUTERS, computers=strength)
+        for i in range(0, len(same), SEATS):
+            out += _quick_table(same[i : i + SEATS], options, now_ms, chance)
     return out
 
 
@@ -586,6 +594,7 @@ def apply(lobby: Lobby, event: lb.Event) -> None:
             rating=event.rating,
             since_ms=event.at_ms,
             computers_after_s=event.computers_after_s,
+            computers=event.computers,
         )
     elif isinstance(event, lb.QueueLeft):
         lobby.queue.pop(event.player, None)

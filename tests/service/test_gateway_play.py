@@ -7,7 +7,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.service.gateway_harness import connect, platform, play_with_bot, table_of_four
+from tests.service.gateway_harness import (
+    connect,
+    guest,
+    platform,
+    play_with_bot,
+    table_of_four,
+)
 
 
 def test_four_clients_play_a_hand_through_the_gateway(tmp_path: Path) -> None:
@@ -81,5 +87,37 @@ def test_a_rated_table_plays_one_hand_and_frees_its_players_at_once(tmp_path: Pa
                 assert lobby["table_id"] is None
                 r = await p.http.post("/api/quickplay", json={}, headers=u.auth)
                 assert r.status_code == 200, r.text
+
+    asyncio.run(go())
+
+
+def test_quick_play_fills_the_table_with_the_computers_the_player_chose(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with platform(tmp_path) as p:
+            me = await guest(p)
+            r = await p.http.post(
+                "/api/quickplay",
+                json={"computers_after_s": 5, "computers": "grand"},
+                headers=me.auth,
+            )
+            assert r.status_code == 400, r.text  # no such strength: refused, nothing queued
+            assert (await p.http.get("/api/me", headers=me.auth)).json()["queue_since_ms"] is None
+            r = await p.http.post(
+                "/api/quickplay",
+                json={"computers_after_s": 5, "computers": "strong"},
+                headers=me.auth,
+            )
+            assert r.status_code == 200, r.text
+            deadline = asyncio.get_running_loop().time() + 30
+            while not (
+                table_id := (await p.http.get("/api/me", headers=me.auth)).json()["table_id"]
+            ):
+                assert asyncio.get_running_loop().time() < deadline, "no table after 30 s"
+                await asyncio.sleep(0.3)
+            table = (await p.http.get(f"/api/tables/{table_id}", headers=me.auth)).json()
+            assert table["quick_play"] and not table["rated"]
+            assert table["options"]["computers"] == "strong"
+            computers = [s for s in table["seated"] if s["computer"]]
+            assert len(computers) == 3 and all("strong" in s["name"] for s in computers), computers
 
     asyncio.run(go())

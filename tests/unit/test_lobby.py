@@ -72,8 +72,12 @@ def join(table: str, player: str, code: str | None = None) -> lb.JoinTable:
     return lb.JoinTable(player=player, request_id=rid(), table_id=table, code=code)
 
 
-def queue(player: str, rating: float, after: int | None = None) -> lb.JoinQueue:
-    return lb.JoinQueue(player=player, request_id=rid(), rating=rating, computers_after_s=after)
+def queue(
+    player: str, rating: float, after: int | None = None, computers: lb.Strength = "normal"
+) -> lb.JoinQueue:
+    return lb.JoinQueue(
+        player=player, request_id=rid(), rating=rating, computers_after_s=after, computers=computers
+    )
 
 
 def arrive(table: str, player: str) -> lb.ArriveAtTable:
@@ -506,6 +510,26 @@ def test_computers_join_a_player_who_opted_in_once_the_time_runs_out() -> None:
     out = match_queue(lobby, T0 + 20_000, chance())
     found = next(e for e in out if isinstance(e, lb.TableFound))
     assert len(found.computer_seats) == 3 and not found.rated
+
+
+def test_quick_play_computers_are_of_the_strength_the_player_asked_for() -> None:
+    lobby = Lobby()
+    ask(lobby, queue("ann", 1500, after=20))  # normal, as before the choice existed
+    ask(lobby, queue("bob", 2400, after=20, computers="expert"))
+    ask(lobby, queue("cid", 1000, after=20, computers="easy"))
+    ask(lobby, queue("dan", 2300, after=20, computers="expert"))
+    out = match_queue(lobby, T0 + 20_000, chance())
+    opened = {e.table_id: e.options.computers for e in out if isinstance(e, lb.TableOpened)}
+    found = [e for e in out if isinstance(e, lb.TableFound)]
+    # Only players who asked for the same computers share a table: bob and dan, the others
+    # alone; every table casual, its empty seats computers of that strength.
+    humans = {
+        opened[f.table_id]: sorted(p for i, p in enumerate(f.players) if i not in f.computer_seats)
+        for f in found
+    }
+    assert humans == {"normal": ["ann"], "expert": ["bob", "dan"], "easy": ["cid"]}
+    for f in found:
+        assert not f.rated and len(f.computer_seats) == 4 - len(humans[opened[f.table_id]])
 
 
 def test_a_player_is_never_in_two_queues_or_a_queue_and_a_table() -> None:

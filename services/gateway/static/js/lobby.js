@@ -5,6 +5,7 @@ import { h, playerName } from "./board.js";
 import { announce } from "./a11y.js";
 import { currentLanguage, serverMessage, t, translatePage } from "./i18n.js";
 import { followSeat, pollNow, stopFollowing } from "./seating.js";
+import { prefs, setPref } from "./storage.js";
 import { practiceResults, practiceState } from "./table.js";
 
 // The computers' strengths, weakest first (schemas/lobby.py Strength; services/bots).
@@ -84,11 +85,15 @@ export function openLobby(root) {
   // Quick Play.
   // Not a live region: it counts the seconds. Joining and leaving are announced once.
   const quickStatus = h("p", { class: "muted", dataset: { testid: "quick-status" } });
+  // The computers that fill the table after a minute without a match (remembered).
+  const qComputers = select("quick-computers", STRENGTHS.map((s) => [s, t(`strength.${s}`)]), prefs().quickComputers || "normal");
+  qComputers.addEventListener("change", () => setPref("quickComputers", qComputers.value));
   const quickBox = h(
     "section",
     { class: "card", "aria-labelledby": "quick-title" },
     h("h2", { id: "quick-title", text: t("quick.title") }),
     h("p", { text: t("quick.help") }),
+    field(t("quick.computers"), qComputers),
     h("button", {
       class: "button primary",
       type: "button",
@@ -96,7 +101,7 @@ export function openLobby(root) {
       text: t("quick.join"),
       onclick: async () => {
         try {
-          await api("POST", "/api/quickplay", { computers_after_s: 60 });
+          await api("POST", "/api/quickplay", { computers_after_s: 60, computers: qComputers.value });
           announce(t("quick.joined"));
           refresh();
         } catch (e) {

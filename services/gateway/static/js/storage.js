@@ -32,7 +32,7 @@ export function saveResult(result) {
   localStorage.setItem(RESULTS, JSON.stringify(results.slice(0, 10)));
 }
 
-// Preferences: {logOpen, muted, waitsHelp}; unset ones are absent.
+// Preferences: {logOpen, muted, waitsHelp, quickComputers}; unset ones are absent.
 export function prefs() {
   const p = read(PREFS, {});
   return p && typeof p === "object" ? p : {};
