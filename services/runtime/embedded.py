@@ -7,7 +7,9 @@ The file is opened as every SQLite file of the data folder is (``services.runtim
 its pragmas and that durability); its tables are its own (``SCHEMA``, not numbered
 migrations). Its statements run on the event loop, unlike the stores': a processor's
 transaction stays open while the service decides a poll's commands, and one thread hop per
-appended record would cost more than the statements themselves.
+appended record would cost more than the statements themselves. A transaction's records are
+written together when it commits (``_Appends``): one read of each partition's end, one
+``executemany`` of the rows, one move of each end, not three statements a record.
 """
 
 from __future__ import annotations
@@ -106,37 +108,9 @@ class EmbeddedLog:
         """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception."""
         return write(self.db)
 
-    def _append(self, record: Outgoing) -> int:
-        spec = self._spec(record.topic)
-        partition = (
-            record.partition
-            if record.partition is not None
-            else partition_for(record.key, spec.partitions)
-        )
-        if not 0 <= partition < spec.partitions:
-            raise ValueError(f"{record.topic} has no partition {partition}")
-        db = self.db
-        row = db.execute(
-            "SELECT next_offset FROM ends WHERE topic=? AND partition=?",
-            (record.topic, partition),
-        ).fetchone()
-        offset = row[0] if row else 0
-        if spec.compacted:
-            db.execute(
-                "DELETE FROM records WHERE topic=? AND partition=? AND key=?",
-                (record.topic, partition, record.key),
-            )
-        db.execute(
-            "INSERT INTO records (topic, partition, offset, key, value, ts) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (record.topic, partition, offset, record.key, record.value, time.time_ns() // 10**6),
-        )
-        db.execute(
-            "INSERT INTO ends VALUES (?, ?, ?) ON CONFLICT(topic, partition) "
-            "DO UPDATE SET next_offset=excluded.next_offset",
-            (record.topic, partition, offset + 1),
-        )
-        return offset
+    def _batch(self) -> _Appends:
+        """A write transaction's appends, written together when it commits (``flush``)."""
+        return _Appends(self)
 
     def _notify(self, topics: set[str]) -> None:
         for topic in topics:
@@ -146,8 +120,10 @@ class EmbeddedLog:
 
     async def produce(self, records: Sequence[Outgoing]) -> None:
         with self._write():
+            appends = self._batch()
             for r in records:
-                self._append(r)
+                appends.add(r)
+            appends.flush()
         self._notify({r.topic for r in records})
 
     # --- reading ----------------------------------------------------------------------------
@@ -197,6 +173,82 @@ class EmbeddedLog:
 
     def follower(self, topics: Sequence[str]) -> EmbeddedFollower:
         return EmbeddedFollower(self, list(topics))
+
+
+class _Appends:
+    """The records one write transaction appends, written in a few statements at its end.
+
+    Each (topic, partition) end is read once, when the transaction first appends there:
+    the transaction holds the file's write lock (``BEGIN IMMEDIATE``), so no other
+    connection, in this process or another sharing the file, can move it meanwhile, and
+    nothing is kept from one transaction to the next. The offsets are handed out as the
+    records come (``add``); ``flush`` inserts them all, deletes what a compacted topic's
+    newer record of the same key replaces, and moves each end once. Until then the records
+    are invisible, even to this connection: the same as before its commit to any other
+    reader.
+    """
+
+    __slots__ = ("ends", "log", "newest", "rows")
+
+    def __init__(self, log: EmbeddedLog) -> None:
+        self.log = log
+        self.ends: dict[tuple[str, int], int] = {}
+        self.rows: list[tuple[str, int, int, str, bytes]] = []
+        self.newest: dict[tuple[str, int, str], int] = {}
+        """Compacted topics: (topic, partition, key) → its newest row in ``rows``."""
+
+    def add(self, record: Outgoing) -> int:
+        """Take ``record`` into the transaction; the offset it will have."""
+        spec = self.log._spec(record.topic)
+        partition = (
+            record.partition
+            if record.partition is not None
+            else partition_for(record.key, spec.partitions)
+        )
+        if not 0 <= partition < spec.partitions:
+            raise ValueError(f"{record.topic} has no partition {partition}")
+        where = (record.topic, partition)
+        offset = self.ends.get(where)
+        if offset is None:
+            row = self.log.db.execute(
+                "SELECT next_offset FROM ends WHERE topic=? AND partition=?", where
+            ).fetchone()
+            offset = row[0] if row else 0
+        self.ends[where] = offset + 1
+        if spec.compacted:
+            self.newest[(record.topic, partition, record.key)] = len(self.rows)
+        self.rows.append((record.topic, partition, offset, record.key, record.value))
+        return offset
+
+    def flush(self) -> None:
+        """Write what was added (inside the transaction, before its commit)."""
+        if not self.rows:
+            return
+        db = self.log.db
+        rows = self.rows
+        if self.newest:
+            # A compacted topic keeps only the newest record of a key: older rows go, those
+            # already committed and those added earlier in this transaction alike.
+            db.executemany(
+                "DELETE FROM records WHERE topic=? AND partition=? AND key=?", self.newest
+            )
+            kept = set(self.newest.values())
+            rows = [
+                row
+                for i, row in enumerate(rows)
+                if i in kept or not self.log._specs[row[0]].compacted
+            ]
+        ts = time.time_ns() // 10**6
+        db.executemany(
+            "INSERT INTO records (topic, partition, offset, key, value, ts) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(*row, ts) for row in rows],
+        )
+        db.executemany(
+            "INSERT INTO ends VALUES (?, ?, ?) ON CONFLICT(topic, partition) "
+            "DO UPDATE SET next_offset=excluded.next_offset",
+            [(topic, partition, end) for (topic, partition), end in self.ends.items()],
+        )
 
 
 class EmbeddedFollower:
@@ -304,6 +356,7 @@ class _EmbeddedTransaction:
         self.next_offset = next_offset
         self.topics: set[str] = set()
         self._txn: AbstractContextManager[sqlite3.Connection] | None = None
+        self._appends = processor.log._batch()
 
     async def __aenter__(self) -> _EmbeddedTransaction:
         txn = self.p.log._write()
@@ -313,11 +366,11 @@ class _EmbeddedTransaction:
 
     async def send(self, record: Outgoing) -> int:
         self.topics.add(record.topic)
-        return self.p.log._append(record)
+        return self._appends.add(record)
 
     def send_soon(self, record: Outgoing) -> None:
         self.topics.add(record.topic)
-        self.p.log._append(record)
+        self._appends.add(record)
 
     async def __aexit__(
         self,
@@ -327,11 +380,17 @@ class _EmbeddedTransaction:
     ) -> None:
         assert self._txn is not None
         if kind is None:
-            self.p.log.db.execute(
-                "INSERT INTO group_offsets VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(grp, topic, partition) DO UPDATE SET next_offset=excluded.next_offset",
-                (self.p.group, self.p.topic, self.partition, self.next_offset),
-            )
+            try:
+                self._appends.flush()
+                self.p.log.db.execute(
+                    "INSERT INTO group_offsets VALUES (?, ?, ?, ?) ON CONFLICT(grp, topic, "
+                    "partition) DO UPDATE SET next_offset=excluded.next_offset",
+                    (self.p.group, self.p.topic, self.partition, self.next_offset),
+                )
+            except BaseException as failure:
+                # Rolled back, and raised from here as from the body.
+                self._txn.__exit__(type(failure), failure, failure.__traceback__)
+                raise
         self._txn.__exit__(kind, exc, tb)
         if kind is None:
             self.p.log._notify(self.topics)
