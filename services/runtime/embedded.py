@@ -15,6 +15,7 @@ written together when it commits (``_Appends``): one read of each partition's en
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import time
 from collections import defaultdict
@@ -31,6 +32,8 @@ from services.runtime.log import (
     partition_for,
 )
 from services.runtime.sqlite import connect, write
+
+logger = logging.getLogger("mahjong.embedded")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics(
@@ -314,8 +317,14 @@ class EmbeddedProcessor:
         self.log, self.group, self.topic = log, group, topic
         self.on_assign, self.on_revoke = on_assign, on_revoke
         self._positions: dict[int, int] = {}
+        self._outer: _OneCommit | None = None
 
     concurrent_partitions = False  # one SQLite connection: one transaction at a time
+
+    def one_commit(self) -> _OneCommit:
+        """The partitions' transactions made inside this context commit together, once, at
+        its end (one fsync for a poll, not one a partition). See ``_OneCommit``."""
+        return _OneCommit(self)
 
     async def start(self) -> None:
         partitions = await self.log.partition_count(self.topic)
@@ -364,6 +373,73 @@ class EmbeddedProcessor:
         return _EmbeddedTransaction(self, partition, next_offset)
 
 
+class _OneCommit:
+    """One SQLite transaction around several partitions' transactions of one processor.
+
+    For a service whose poll's work does not wait on anything (the table service decides a
+    poll's commands without a real ``await``): nothing else can use the connection while
+    it is open. Each partition's transaction inside is a savepoint: a failure rolls back that
+    partition's records and position only, and ``transact`` gives that partition back as
+    ever. The records and positions of all commit at the end, atomically and durably, and
+    only then are waiters woken. Should that commit fail, every partition that had written
+    inside is given back (``rewind``: rebuilt from the settled log), as ``transact`` does
+    for a failed transaction of its own; if the work itself raised, the same, and it is
+    raised on.
+    """
+
+    def __init__(self, processor: EmbeddedProcessor) -> None:
+        self.p = processor
+        self.topics: set[str] = set()
+        self.partitions: list[int] = []
+        self._txn: AbstractContextManager[sqlite3.Connection] | None = None
+
+    async def __aenter__(self) -> _OneCommit:
+        if self.p._outer is not None:
+            raise RuntimeError("one_commit is already open on this processor")
+        txn = self.p.log._write()
+        txn.__enter__()
+        self._txn, self.p._outer = txn, self
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._txn is not None
+        self.p._outer = None
+        db = self.p.log.db
+        if kind is None and not db.in_transaction:
+            # SQLite rolled it all back by itself (a full disk, say, during one partition's
+            # work): the partitions that ended well before that were not committed either.
+            lost = sqlite3.OperationalError("the transaction was rolled back")
+            self._txn.__exit__(type(lost), lost, None)  # nothing to roll back: just close
+            logger.error("the transaction of %d partitions was rolled back", len(self))
+            await self._give_back()
+            return
+        try:
+            self._txn.__exit__(kind, exc, tb)  # COMMIT, or ROLLBACK when the work raised
+        except Exception:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            logger.exception("the commit of %d partitions failed; giving them back", len(self))
+            await self._give_back()
+            return
+        if kind is not None:
+            await self._give_back()
+            return
+        self.p.log._notify(self.topics)
+
+    def __len__(self) -> int:
+        return len(self.partitions)
+
+    async def _give_back(self) -> None:
+        for partition in self.partitions:
+            if partition in self.p.assignment():
+                await self.p.rewind(partition)
+
+
 class _EmbeddedTransaction:
     def __init__(self, processor: EmbeddedProcessor, partition: int, next_offset: int) -> None:
         self.p = processor
@@ -371,9 +447,20 @@ class _EmbeddedTransaction:
         self.next_offset = next_offset
         self.topics: set[str] = set()
         self._txn: AbstractContextManager[sqlite3.Connection] | None = None
+        self._outer: _OneCommit | None = None
         self._appends = processor.log._batch()
 
     async def __aenter__(self) -> _EmbeddedTransaction:
+        outer = self.p._outer
+        if outer is not None:
+            if not self.p.log.db.in_transaction:
+                # Rolled back under the savepoints before this one: a savepoint now would
+                # be a transaction of its own. Fail this partition; the commit gives back
+                # the others.
+                raise sqlite3.OperationalError("the shared transaction was rolled back")
+            self._outer = outer
+            self.p.log.db.execute(f"SAVEPOINT p{self.partition}")
+            return self
         txn = self.p.log._write()
         txn.__enter__()
         self._txn = txn
@@ -393,15 +480,13 @@ class _EmbeddedTransaction:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._outer is not None:
+            await self._exit_savepoint(self._outer, kind is None)
+            return
         assert self._txn is not None
         if kind is None:
             try:
-                self._appends.flush()
-                self.p.log.db.execute(
-                    "INSERT INTO group_offsets VALUES (?, ?, ?, ?) ON CONFLICT(grp, topic, "
-                    "partition) DO UPDATE SET next_offset=excluded.next_offset",
-                    (self.p.group, self.p.topic, self.partition, self.next_offset),
-                )
+                self._write_position()
             except BaseException as failure:
                 # Rolled back, and raised from here as from the body.
                 self._txn.__exit__(type(failure), failure, failure.__traceback__)
@@ -409,3 +494,33 @@ class _EmbeddedTransaction:
         self._txn.__exit__(kind, exc, tb)
         if kind is None:
             self.p.log._notify(self.topics)
+
+    def _write_position(self) -> None:
+        if not self.p.log.db.in_transaction:
+            # SQLite rolled the transaction back by itself during the work: writing now
+            # would commit each statement on its own.
+            raise sqlite3.OperationalError("the transaction was rolled back")
+        self._appends.flush()
+        self.p.log.db.execute(
+            "INSERT INTO group_offsets VALUES (?, ?, ?, ?) ON CONFLICT(grp, topic, "
+            "partition) DO UPDATE SET next_offset=excluded.next_offset",
+            (self.p.group, self.p.topic, self.partition, self.next_offset),
+        )
+
+    async def _exit_savepoint(self, outer: _OneCommit, ok: bool) -> None:
+        db = self.p.log.db
+        name = f"p{self.partition}"
+        if ok:
+            try:
+                self._write_position()
+            except BaseException:
+                if db.in_transaction:
+                    db.execute(f"ROLLBACK TO {name}")
+                    db.execute(f"RELEASE {name}")
+                raise
+            db.execute(f"RELEASE {name}")
+            outer.partitions.append(self.partition)
+            outer.topics |= self.topics
+        elif db.in_transaction:
+            db.execute(f"ROLLBACK TO {name}")
+            db.execute(f"RELEASE {name}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -187,6 +187,150 @@ def test_a_failure_while_writing_the_batch_rolls_the_transaction_back(
             async with processor.transaction(0, 5) as txn:
                 assert await txn.send(Outgoing("plain", "t", b"kept", 0)) == 0
             assert log.committed("g", "commands", 0) == 5
+            await processor.stop()
+
+    asyncio.run(go())
+
+
+class Assignments:
+    """A processor's on_assign/on_revoke, recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, set[int]]] = []
+
+    async def assign(self, partitions: set[int]) -> None:
+        self.calls.append(("assign", set(partitions)))
+
+    async def revoke(self, partitions: set[int]) -> None:
+        self.calls.append(("revoke", set(partitions)))
+
+
+def test_one_commit_holds_several_partitions_transactions_until_its_end(tmp_path: Path) -> None:
+    """The table service's poll: each partition's transaction a savepoint (a failing one
+    rolls back alone), all committed together at the end, and only then visible and woken."""
+
+    async def go() -> None:
+        async with opened(tmp_path) as log, opened(tmp_path) as other:
+            seen = Assignments()
+            processor = log.processor("g", "commands", seen.assign, seen.revoke)
+            await processor.start()
+            follower = log.follower(["plain"])
+            await follower.start()
+            waiting = asyncio.ensure_future(log.wait_for_change("plain", 30))
+            async with processor.one_commit():
+                async with processor.transaction(0, 3) as txn:
+                    assert await txn.send(Outgoing("plain", "a", b"a0", 0)) == 0
+                    txn.send_soon(Outgoing("heads", "a", b"head a", 0))
+                with pytest.raises(RuntimeError):
+                    async with processor.transaction(1, 7) as txn:
+                        assert await txn.send(Outgoing("plain", "b", b"lost", 0)) == 1
+                        raise RuntimeError("this partition's work failed")
+                async with processor.transaction(1, 8) as txn:
+                    # The failed one took nothing: its offset is handed out again.
+                    assert await txn.send(Outgoing("plain", "b", b"b0", 0)) == 1
+                    txn.send_soon(Outgoing("heads", "a", b"newer head a", 0))
+                await asyncio.sleep(0)
+                assert not waiting.done()
+                assert await other.read("plain", 0, 0, 10) == []  # not committed yet
+            await asyncio.wait_for(waiting, 5)
+            for reader in (log, other):
+                rows = await reader.read("plain", 0, 0, 10)
+                assert [(r.offset, r.value) for r in rows] == [(0, b"a0"), (1, b"b0")]
+                heads = await reader.read("heads", 0, 0, 10)
+                assert [(r.offset, r.value) for r in heads] == [(1, b"newer head a")]
+                assert await reader.group_positions("g", "commands") == {0: 3, 1: 8}
+            assert seen.calls == [("assign", {0, 1})]  # nothing given back
+            await processor.stop()
+
+    asyncio.run(go())
+
+
+def test_one_commit_that_fails_takes_everything_back_and_gives_the_partitions_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the partitions wrote inside was not committed, though each of their transactions
+    ended well: those partitions are rebuilt from the settled log (``rewind``)."""
+    from services.runtime import embedded
+
+    async def go() -> None:
+        async with opened(tmp_path) as log:
+            seen = Assignments()
+            processor = log.processor("g", "commands", seen.assign, seen.revoke)
+            await processor.start()
+            real_write = embedded.EmbeddedLog._write
+
+            def commit_fails(self: EmbeddedLog) -> AbstractContextManager[object]:
+                inner = real_write(self)
+
+                class Failing:
+                    def __enter__(self) -> object:
+                        return inner.__enter__()
+
+                    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+                        if kind is None:
+                            inner.__exit__(OSError, OSError("disk gone"), None)
+                            raise OSError("disk gone")
+                        inner.__exit__(kind, exc, tb)  # type: ignore[arg-type]
+
+                return Failing()
+
+            monkeypatch.setattr(embedded.EmbeddedLog, "_write", commit_fails)
+            async with processor.one_commit():
+                for p in (0, 1):
+                    async with processor.transaction(p, 4) as txn:
+                        txn.send_soon(Outgoing("plain", "k", b"lost", p))
+            monkeypatch.undo()
+            for p in (0, 1):
+                assert await log.read("plain", p, 0, 10) == []
+                assert log.committed("g", "commands", p) == 0
+            assert not log.db.in_transaction
+            assert seen.calls[1:] == [
+                ("revoke", {0}),
+                ("assign", {0}),
+                ("revoke", {1}),
+                ("assign", {1}),
+            ]
+
+            with pytest.raises(ValueError):
+                async with processor.one_commit():
+                    async with processor.transaction(0, 4) as txn:
+                        txn.send_soon(Outgoing("plain", "k", b"lost too", 0))
+                    raise ValueError("the service itself failed")
+            assert await log.read("plain", 0, 0, 10) == []
+            assert seen.calls[-2:] == [("revoke", {0}), ("assign", {0})]
+            async with processor.one_commit(), processor.transaction(0, 4) as txn:
+                assert await txn.send(Outgoing("plain", "k", b"kept", 0)) == 0
+            assert [r.value for r in await log.read("plain", 0, 0, 10)] == [b"kept"]
+            await processor.stop()
+
+    asyncio.run(go())
+
+
+def test_one_commit_rolled_back_by_sqlite_itself_commits_nothing_after(tmp_path: Path) -> None:
+    """SQLite may roll a whole transaction back on its own (a full disk, I/O errors): the
+    partitions that ended well before are given back, and no later partition's savepoint
+    becomes a transaction (and a commit) of its own."""
+
+    async def go() -> None:
+        async with opened(tmp_path) as log:
+            seen = Assignments()
+            processor = log.processor("g", "commands", seen.assign, seen.revoke)
+            await processor.start()
+            async with processor.one_commit():
+                async with processor.transaction(0, 4) as txn:
+                    txn.send_soon(Outgoing("plain", "k", b"lost", 0))
+                with pytest.raises(Exception):  # noqa: B017 - whatever SQLite raised
+                    async with processor.transaction(1, 4) as txn:
+                        txn.send_soon(Outgoing("plain", "k", b"lost", 1))
+                        log.db.execute("ROLLBACK")  # as SQLite does on SQLITE_FULL
+                with pytest.raises(Exception):  # noqa: B017
+                    async with processor.transaction(2, 4) as txn:
+                        txn.send_soon(Outgoing("plain", "k", b"never", 2))
+            assert not log.db.in_transaction
+            for p in range(3):
+                assert await log.read("plain", p, 0, 10) == []
+                assert log.committed("g", "commands", p) == 0
+            assert ("revoke", {0}) in seen.calls  # it had ended well: given back
             await processor.stop()
 
     asyncio.run(go())
