@@ -1,7 +1,9 @@
 """Computer players driving whole hands through the service path (commands in, events out).
 
-Each seat is played by a bot (``services.bots``) that decides from its own ``SeatView`` only,
-exactly what a human client would get; its command goes to ``table.commands`` like any other.
+Each seat is played by a bot (``services.bots``) that decides from its own view only, exactly
+what a human client would get: a ``SeatTracker`` per seat folds the table's events into that
+seat's ``BotView`` (what ``seat_view`` shows it, RULES.md §10), so no full seat view is built
+per decision. Its command goes to ``table.commands`` like any other.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from dataclasses import dataclass, field
 import msgspec
 
 from schemas import commands as cmd
+from schemas.events import Event
 from schemas.table import CommandEnvelope, ReplyEnvelope, StartHand, decode_event, encode
-from services.bots import Bot, make_bot
-from services.rules import HandState, apply, pending_seats, seat_view
+from services.bots import Bot, SeatTracker, make_bot
+from services.bots.botview import BotView
+from services.rules import HandState, apply, legal_actions, pending_seats
 from services.runtime.log import EventLog, Outgoing
 from services.runtime.topics import TABLE_COMMANDS, TABLE_EVENTS, TABLE_REPLIES
 
@@ -29,6 +33,7 @@ DEFAULT_BOTS = ("normal", "normal", "normal", "normal")
 class _TableRun:
     table_id: str
     state: HandState | None = None
+    trackers: list[SeatTracker] = field(default_factory=list)  # each seat's view of the hand
     sent: set[tuple[int, int]] = field(default_factory=set)  # (decision_seq, seat) answered
     counted: str = ""  # the last hand counted as done
 
@@ -146,9 +151,7 @@ async def simulate(
                 sent_at = waiting.pop(event.command_id, None)
                 if sent_at:
                     latencies.append((time.perf_counter() - sent_at) * 1000)
-                if run.state is None or event.hand_id != run.state.hand_id:
-                    run.state, run.sent = HandState(), set()
-                apply(run.state, event)
+                _observe(run, event)
             for name in changed:
                 run = runs[name]
                 state = run.state
@@ -181,7 +184,7 @@ def _act(
         if key in run.sent:
             continue
         run.sent.add(key)
-        choice = players[seat].act(seat_view(state, seat))
+        choice = players[seat].decide(bot_view(run, state, seat))
         send(
             msgspec.structs.replace(
                 choice,
@@ -192,3 +195,25 @@ def _act(
             ),
             run.table_id,
         )
+
+
+def _observe(run: _TableRun, event: Event) -> None:
+    """Fold one event of the table's log into its hand state and each seat's tracker."""
+    if run.state is None or event.hand_id != run.state.hand_id:
+        run.state, run.sent = HandState(), set()
+        run.trackers = [SeatTracker(s) for s in range(4)]
+    apply(run.state, event)
+    for tracker in run.trackers:
+        tracker.observe(event)
+
+
+def bot_view(run: _TableRun, state: HandState, seat: int) -> BotView:
+    """``seat``'s view for its pending decision: its tracker's, with the legal actions.
+
+    The same as ``from_seat_view(seat_view(state, seat))`` (tests/unit/test_simulate_views.py)
+    except in the opening, where the list is left empty: no bot reads it there
+    (``Bot.decide``), and every exchange triple would cost more than the decision.
+    """
+    view = run.trackers[seat].view
+    view.legal = legal_actions(state, seat) if state.phase == "play" else []
+    return view

@@ -7,12 +7,15 @@ The file is opened as every SQLite file of the data folder is (``services.runtim
 its pragmas and that durability); its tables are its own (``SCHEMA``, not numbered
 migrations). Its statements run on the event loop, unlike the stores': a processor's
 transaction stays open while the service decides a poll's commands, and one thread hop per
-appended record would cost more than the statements themselves.
+appended record would cost more than the statements themselves. A transaction's records are
+written together when it commits (``_Appends``): one read of each partition's end, one
+``executemany`` of the rows, one move of each end, not three statements a record.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import time
 from collections import defaultdict
@@ -29,6 +32,8 @@ from services.runtime.log import (
     partition_for,
 )
 from services.runtime.sqlite import connect, write
+
+logger = logging.getLogger("mahjong.embedded")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS topics(
@@ -106,37 +111,9 @@ class EmbeddedLog:
         """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception."""
         return write(self.db)
 
-    def _append(self, record: Outgoing) -> int:
-        spec = self._spec(record.topic)
-        partition = (
-            record.partition
-            if record.partition is not None
-            else partition_for(record.key, spec.partitions)
-        )
-        if not 0 <= partition < spec.partitions:
-            raise ValueError(f"{record.topic} has no partition {partition}")
-        db = self.db
-        row = db.execute(
-            "SELECT next_offset FROM ends WHERE topic=? AND partition=?",
-            (record.topic, partition),
-        ).fetchone()
-        offset = row[0] if row else 0
-        if spec.compacted:
-            db.execute(
-                "DELETE FROM records WHERE topic=? AND partition=? AND key=?",
-                (record.topic, partition, record.key),
-            )
-        db.execute(
-            "INSERT INTO records (topic, partition, offset, key, value, ts) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (record.topic, partition, offset, record.key, record.value, time.time_ns() // 10**6),
-        )
-        db.execute(
-            "INSERT INTO ends VALUES (?, ?, ?) ON CONFLICT(topic, partition) "
-            "DO UPDATE SET next_offset=excluded.next_offset",
-            (record.topic, partition, offset + 1),
-        )
-        return offset
+    def _batch(self) -> _Appends:
+        """A write transaction's appends, written together when it commits (``flush``)."""
+        return _Appends(self)
 
     def _notify(self, topics: set[str]) -> None:
         for topic in topics:
@@ -146,8 +123,10 @@ class EmbeddedLog:
 
     async def produce(self, records: Sequence[Outgoing]) -> None:
         with self._write():
+            appends = self._batch()
             for r in records:
-                self._append(r)
+                appends.add(r)
+            appends.flush()
         self._notify({r.topic for r in records})
 
     # --- reading ----------------------------------------------------------------------------
@@ -165,6 +144,15 @@ class EmbeddedLog:
             "SELECT next_offset FROM ends WHERE topic=? AND partition=?", (topic, partition)
         ).fetchone()
         return int(row[0]) if row else 0
+
+    def _ends(self, topics: Sequence[str]) -> dict[tuple[str, int], int]:
+        """Every partition end of ``topics`` in one query: a poll reads only the partitions
+        that moved (most are idle), not one empty query a partition."""
+        marks = ", ".join("?" * len(topics))
+        rows = self.db.execute(
+            f"SELECT topic, partition, next_offset FROM ends WHERE topic IN ({marks})", topics
+        ).fetchall()
+        return {(t, p): end for t, p, end in rows}
 
     async def wait_for_change(self, topic: str, timeout_s: float) -> None:
         """Sleep until something is appended to ``topic`` (or the timeout passes)."""
@@ -199,6 +187,82 @@ class EmbeddedLog:
         return EmbeddedFollower(self, list(topics))
 
 
+class _Appends:
+    """The records one write transaction appends, written in a few statements at its end.
+
+    Each (topic, partition) end is read once, when the transaction first appends there:
+    the transaction holds the file's write lock (``BEGIN IMMEDIATE``), so no other
+    connection, in this process or another sharing the file, can move it meanwhile, and
+    nothing is kept from one transaction to the next. The offsets are handed out as the
+    records come (``add``); ``flush`` inserts them all, deletes what a compacted topic's
+    newer record of the same key replaces, and moves each end once. Until then the records
+    are invisible, even to this connection: the same as before its commit to any other
+    reader.
+    """
+
+    __slots__ = ("ends", "log", "newest", "rows")
+
+    def __init__(self, log: EmbeddedLog) -> None:
+        self.log = log
+        self.ends: dict[tuple[str, int], int] = {}
+        self.rows: list[tuple[str, int, int, str, bytes]] = []
+        self.newest: dict[tuple[str, int, str], int] = {}
+        """Compacted topics: (topic, partition, key) → its newest row in ``rows``."""
+
+    def add(self, record: Outgoing) -> int:
+        """Take ``record`` into the transaction; the offset it will have."""
+        spec = self.log._spec(record.topic)
+        partition = (
+            record.partition
+            if record.partition is not None
+            else partition_for(record.key, spec.partitions)
+        )
+        if not 0 <= partition < spec.partitions:
+            raise ValueError(f"{record.topic} has no partition {partition}")
+        where = (record.topic, partition)
+        offset = self.ends.get(where)
+        if offset is None:
+            row = self.log.db.execute(
+                "SELECT next_offset FROM ends WHERE topic=? AND partition=?", where
+            ).fetchone()
+            offset = row[0] if row else 0
+        self.ends[where] = offset + 1
+        if spec.compacted:
+            self.newest[(record.topic, partition, record.key)] = len(self.rows)
+        self.rows.append((record.topic, partition, offset, record.key, record.value))
+        return offset
+
+    def flush(self) -> None:
+        """Write what was added (inside the transaction, before its commit)."""
+        if not self.rows:
+            return
+        db = self.log.db
+        rows = self.rows
+        if self.newest:
+            # A compacted topic keeps only the newest record of a key: older rows go, those
+            # already committed and those added earlier in this transaction alike.
+            db.executemany(
+                "DELETE FROM records WHERE topic=? AND partition=? AND key=?", self.newest
+            )
+            kept = set(self.newest.values())
+            rows = [
+                row
+                for i, row in enumerate(rows)
+                if i in kept or not self.log._specs[row[0]].compacted
+            ]
+        ts = time.time_ns() // 10**6
+        db.executemany(
+            "INSERT INTO records (topic, partition, offset, key, value, ts) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(*row, ts) for row in rows],
+        )
+        db.executemany(
+            "INSERT INTO ends VALUES (?, ?, ?) ON CONFLICT(topic, partition) "
+            "DO UPDATE SET next_offset=excluded.next_offset",
+            [(topic, partition, end) for (topic, partition), end in self.ends.items()],
+        )
+
+
 class EmbeddedFollower:
     """Reads what is appended to some topics after ``start``."""
 
@@ -213,7 +277,10 @@ class EmbeddedFollower:
 
     async def _read(self) -> list[Record]:
         out: list[Record] = []
+        ends = self.log._ends(self.topics)
         for (topic, p), position in self.positions.items():
+            if ends.get((topic, p), 0) <= position:
+                continue
             records = await self.log.read(topic, p, position, 5000)
             if records:
                 self.positions[(topic, p)] = records[-1].offset + 1
@@ -250,8 +317,14 @@ class EmbeddedProcessor:
         self.log, self.group, self.topic = log, group, topic
         self.on_assign, self.on_revoke = on_assign, on_revoke
         self._positions: dict[int, int] = {}
+        self._outer: _OneCommit | None = None
 
     concurrent_partitions = False  # one SQLite connection: one transaction at a time
+
+    def one_commit(self) -> _OneCommit:
+        """The partitions' transactions made inside this context commit together, once, at
+        its end (one fsync for a poll, not one a partition). See ``_OneCommit``."""
+        return _OneCommit(self)
 
     async def start(self) -> None:
         partitions = await self.log.partition_count(self.topic)
@@ -277,7 +350,10 @@ class EmbeddedProcessor:
 
     async def _read(self, max_records: int) -> dict[int, list[Record]]:
         out: dict[int, list[Record]] = {}
+        ends = self.log._ends((self.topic,))
         for p, position in self._positions.items():
+            if ends.get((self.topic, p), 0) <= position:
+                continue
             records = await self.log.read(self.topic, p, position, max_records)
             if records:
                 out[p] = records
@@ -297,27 +373,33 @@ class EmbeddedProcessor:
         return _EmbeddedTransaction(self, partition, next_offset)
 
 
-class _EmbeddedTransaction:
-    def __init__(self, processor: EmbeddedProcessor, partition: int, next_offset: int) -> None:
+class _OneCommit:
+    """One SQLite transaction around several partitions' transactions of one processor.
+
+    For a service whose poll's work does not wait on anything (the table service decides a
+    poll's commands without a real ``await``): nothing else can use the connection while
+    it is open. Each partition's transaction inside is a savepoint: a failure rolls back that
+    partition's records and position only, and ``transact`` gives that partition back as
+    ever. The records and positions of all commit at the end, atomically and durably, and
+    only then are waiters woken. Should that commit fail, every partition that had written
+    inside is given back (``rewind``: rebuilt from the settled log), as ``transact`` does
+    for a failed transaction of its own; if the work itself raised, the same, and it is
+    raised on.
+    """
+
+    def __init__(self, processor: EmbeddedProcessor) -> None:
         self.p = processor
-        self.partition = partition
-        self.next_offset = next_offset
         self.topics: set[str] = set()
+        self.partitions: list[int] = []
         self._txn: AbstractContextManager[sqlite3.Connection] | None = None
 
-    async def __aenter__(self) -> _EmbeddedTransaction:
+    async def __aenter__(self) -> _OneCommit:
+        if self.p._outer is not None:
+            raise RuntimeError("one_commit is already open on this processor")
         txn = self.p.log._write()
         txn.__enter__()
-        self._txn = txn
+        self._txn, self.p._outer = txn, self
         return self
-
-    async def send(self, record: Outgoing) -> int:
-        self.topics.add(record.topic)
-        return self.p.log._append(record)
-
-    def send_soon(self, record: Outgoing) -> None:
-        self.topics.add(record.topic)
-        self.p.log._append(record)
 
     async def __aexit__(
         self,
@@ -326,12 +408,119 @@ class _EmbeddedTransaction:
         tb: TracebackType | None,
     ) -> None:
         assert self._txn is not None
+        self.p._outer = None
+        db = self.p.log.db
+        if kind is None and not db.in_transaction:
+            # SQLite rolled it all back by itself (a full disk, say, during one partition's
+            # work): the partitions that ended well before that were not committed either.
+            lost = sqlite3.OperationalError("the transaction was rolled back")
+            self._txn.__exit__(type(lost), lost, None)  # nothing to roll back: just close
+            logger.error("the transaction of %d partitions was rolled back", len(self))
+            await self._give_back()
+            return
+        try:
+            self._txn.__exit__(kind, exc, tb)  # COMMIT, or ROLLBACK when the work raised
+        except Exception:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            logger.exception("the commit of %d partitions failed; giving them back", len(self))
+            await self._give_back()
+            return
+        if kind is not None:
+            await self._give_back()
+            return
+        self.p.log._notify(self.topics)
+
+    def __len__(self) -> int:
+        return len(self.partitions)
+
+    async def _give_back(self) -> None:
+        for partition in self.partitions:
+            if partition in self.p.assignment():
+                await self.p.rewind(partition)
+
+
+class _EmbeddedTransaction:
+    def __init__(self, processor: EmbeddedProcessor, partition: int, next_offset: int) -> None:
+        self.p = processor
+        self.partition = partition
+        self.next_offset = next_offset
+        self.topics: set[str] = set()
+        self._txn: AbstractContextManager[sqlite3.Connection] | None = None
+        self._outer: _OneCommit | None = None
+        self._appends = processor.log._batch()
+
+    async def __aenter__(self) -> _EmbeddedTransaction:
+        outer = self.p._outer
+        if outer is not None:
+            if not self.p.log.db.in_transaction:
+                # Rolled back under the savepoints before this one: a savepoint now would
+                # be a transaction of its own. Fail this partition; the commit gives back
+                # the others.
+                raise sqlite3.OperationalError("the shared transaction was rolled back")
+            self._outer = outer
+            self.p.log.db.execute(f"SAVEPOINT p{self.partition}")
+            return self
+        txn = self.p.log._write()
+        txn.__enter__()
+        self._txn = txn
+        return self
+
+    async def send(self, record: Outgoing) -> int:
+        self.topics.add(record.topic)
+        return self._appends.add(record)
+
+    def send_soon(self, record: Outgoing) -> None:
+        self.topics.add(record.topic)
+        self._appends.add(record)
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._outer is not None:
+            await self._exit_savepoint(self._outer, kind is None)
+            return
+        assert self._txn is not None
         if kind is None:
-            self.p.log.db.execute(
-                "INSERT INTO group_offsets VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(grp, topic, partition) DO UPDATE SET next_offset=excluded.next_offset",
-                (self.p.group, self.p.topic, self.partition, self.next_offset),
-            )
+            try:
+                self._write_position()
+            except BaseException as failure:
+                # Rolled back, and raised from here as from the body.
+                self._txn.__exit__(type(failure), failure, failure.__traceback__)
+                raise
         self._txn.__exit__(kind, exc, tb)
         if kind is None:
             self.p.log._notify(self.topics)
+
+    def _write_position(self) -> None:
+        if not self.p.log.db.in_transaction:
+            # SQLite rolled the transaction back by itself during the work: writing now
+            # would commit each statement on its own.
+            raise sqlite3.OperationalError("the transaction was rolled back")
+        self._appends.flush()
+        self.p.log.db.execute(
+            "INSERT INTO group_offsets VALUES (?, ?, ?, ?) ON CONFLICT(grp, topic, "
+            "partition) DO UPDATE SET next_offset=excluded.next_offset",
+            (self.p.group, self.p.topic, self.partition, self.next_offset),
+        )
+
+    async def _exit_savepoint(self, outer: _OneCommit, ok: bool) -> None:
+        db = self.p.log.db
+        name = f"p{self.partition}"
+        if ok:
+            try:
+                self._write_position()
+            except BaseException:
+                if db.in_transaction:
+                    db.execute(f"ROLLBACK TO {name}")
+                    db.execute(f"RELEASE {name}")
+                raise
+            db.execute(f"RELEASE {name}")
+            outer.partitions.append(self.partition)
+            outer.topics |= self.topics
+        elif db.in_transaction:
+            db.execute(f"ROLLBACK TO {name}")
+            db.execute(f"RELEASE {name}")

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.bench import audit, clock, fuzz, ladder, matchmaking, ratings, rules, service
+from tests.bench import audit, clock, embedded, fuzz, ladder, matchmaking, ratings, rules, service
 
 TARGETS = {
     "complete_checks_per_s": (">=", 300_000),
@@ -29,6 +29,7 @@ TARGETS = {
     "kafka_1000_timed_tables.p99_ms": ("<=", 100),
     "kafka_postgres.recompute_s": ("<=", 60),
     "selfplay_normal_hands_per_s": (">=", 300),
+    "selfplay_ratio": (">=", 0.333),  # the embedded path: a third of in-process self-play
     "strong_normal_easy_separated": (">=", 1),
     "expert_vs_3_strong_points_per_hand": (">=", 0.25),
     "expert_vs_3_strong_above_zero": (">=", 1),
@@ -44,6 +45,7 @@ SECTIONS = {
     "rules": "Rules engine",
     "audit": "Hand audit",
     "service": "Service path",
+    "embedded": "Embedded service path against self-play",
     "clock": "Clocks",
     "ratings": "Ratings",
     "bots": "Computer players",
@@ -64,6 +66,7 @@ RUNNERS: dict[str, Callable[[], dict[str, Any]]] = {
     "rules": rules.run_all,
     "audit": audit.run_all,
     "service": lambda: flatten(service.run_all()),
+    "embedded": embedded.run_all,
     "clock": lambda: flatten(clock.run_all()),
     "ratings": ratings.run_all,
     "bots": ladder.run_all,
@@ -229,10 +232,29 @@ NOTES = {
         "Embedded with the service in another process: the log's wake-ups are in-process, so "
         "the service polls every 100 ms; that, not SQLite, is the ~100 ms p50. In one process "
         "(`mahjong-planet run`, `simulate`) a command is answered within the same loop turn.",
-        "Broker, service and players share the two cores, and the players' own work (a seat "
-        "view and a choice per decision) is inside every latency. An earlier run with a 6 s "
-        "consumer session timeout had p99s of about 34 s: CPU-starved members were evicted "
-        "and their tables waited for the rebalance; with 10 s that is gone.",
+        "Broker, service and players share the two cores, and the players' own work (each "
+        "seat's tracked view and a choice per decision) is inside every latency. An earlier "
+        "run with a 6 s consumer session timeout had p99s of about 34 s: CPU-starved members "
+        "were evicted and their tables waited for the rebalance; with 10 s that is gone.",
+    ],
+    "embedded": [
+        "*simulate_easy*: what `mahjong-planet simulate --bots easy` does on the embedded log "
+        "(its default 20 tables, 600 hands): the table service in the same process, every "
+        "command through `table.commands` and every event back through `table.events`, each "
+        "transaction a durable SQLite commit (WAL, `synchronous=FULL`). The bots are fed by "
+        "each seat's `SeatTracker`, as in self-play. *selfplay_easy* is the bots section's "
+        "in-process self-play (1,000 hands, pure engine, no I/O), measured in the same run. "
+        "Both per second of this process's CPU time (user and system: the commits' fsyncs "
+        "count); *selfplay_ratio* is the first over the second.",
+        "Where simulate's CPU goes (20 tables, a shared machine, about 19 ms a hand): a "
+        "fifth in SQLite's commits (about 7 a hand: one per poll of the table service, its "
+        "partitions' transactions savepoints of one commit, and one per poll of the "
+        "players; each an fsync), a fifth in the other statements (mostly inserting the "
+        "records), the rest in Python: the table service (decode, `handle`, encode, metrics) "
+        "and the players (decode, `apply`, four trackers, `legal_actions`, the bot). Before "
+        "issue 22 (commit `6b34964`: about 30 commits a hand, three statements a record, a "
+        "full `seat_view` per decision), measured the same way on the same day: 25.1 against "
+        "403.4 hands per CPU s, a ratio of 0.062.",
     ],
     "clock": [
         "Table and clock services as their own processes on the Kafka broker; figures read "
@@ -314,6 +336,7 @@ HEADLINES = (
     ("Self-play, four normal bots: hands/s", "bots", "selfplay_normal_hands_per_s"),
     ("Expert vs three strong: points/hand", "bots", "expert_vs_3_strong_points_per_hand"),
     ("Audit command, two processes: hands/s", "audit", "audit_command_hands_per_s"),
+    ("Embedded simulate / self-play, easy: hands per CPU s", "embedded", "selfplay_ratio"),
     ("Kafka, 100 paced tables: p99 ms", "service", "kafka_100_tables_paced.p99_ms"),
     ("Kafka, 1,000 tables (saturated): p99 ms", "service", "kafka_1000_tables.p99_ms"),
     ("Timer, 1,000 bullet tables: p99 ms late", "clock", "kafka_1000_timed_tables.p99_ms"),
