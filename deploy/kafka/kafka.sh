@@ -242,16 +242,14 @@ cluster_id() {  # the one cluster id every node is formatted with, made once per
     echo "$id"
 }
 
-start_node() {  # N: format node N's storage if it is new, start it in the background
-    local n="$1" java config logf data
-    config="$(config_file "$n")"
+format_node() {  # N: write node N's config and format its storage if it is new
+    local n="$1" java logf
     logf="$(log_file "$n")"
-    data="$(node_data_dir "$n")"
     if port_open "$(node_port "$n")"; then
         die "port $(node_port "$n") is already taken by another process; set KAFKA_PORT"
     fi
     java="$(find_java)"
-    mkdir -p "$(node_dir "$n")" "$data"
+    mkdir -p "$(node_dir "$n")" "$(node_data_dir "$n")"
     write_config "$n"
     [ -f "$logf" ] && mv -f "$logf" "$logf.1"  # keep one previous run's log
     local format=(--standalone)
@@ -259,10 +257,15 @@ start_node() {  # N: format node N's storage if it is new, start it in the backg
     # shellcheck disable=SC2086
     "$java" $HEAP -cp "$LIBS/*" \
         -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-        kafka.tools.StorageTool format -t "$(cluster_id)" -c "$config" "${format[@]}" \
+        kafka.tools.StorageTool format -t "$(cluster_id)" -c "$(config_file "$n")" "${format[@]}" \
         --ignore-formatted >>"$logf" 2>&1 </dev/null ||
         { tail -n 30 "$logf" >&2; die "storage format failed (log: $logf)"; }
-    log "starting Kafka $KAFKA_VERSION node $n on 127.0.0.1:$(node_port "$n") (log: $logf, data: $data)"
+}
+
+launch_node() {  # N: start node N (formatted) in the background
+    local n="$1" java
+    java="$(find_java)"
+    log "starting Kafka $KAFKA_VERSION node $n on 127.0.0.1:$(node_port "$n") (log: $(log_file "$n"), data: $(node_data_dir "$n"))"
     # shellcheck disable=SC2086
     setsid nohup "$java" $HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
         -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
@@ -270,8 +273,20 @@ start_node() {  # N: format node N's storage if it is new, start it in the backg
         -Dorg.slf4j.simpleLogger.showDateTime=true \
         -Dorg.slf4j.simpleLogger.dateTimeFormat="yyyy-MM-dd HH:mm:ss.SSS" \
         -Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn \
-        -cp "$LIBS/*" kafka.Kafka "$config" >>"$logf" 2>&1 </dev/null 9>&- &
+        -cp "$LIBS/*" kafka.Kafka "$(config_file "$n")" >>"$(log_file "$n")" 2>&1 </dev/null 9>&- &
     echo "$!" >"$(pid_file "$n")"
+}
+
+start_nodes() {  # N...: format them (at once: a JVM each) and start them
+    local n jobs=() failed=0
+    cluster_id >/dev/null  # made once, before the formats read it
+    for n in "$@"; do
+        format_node "$n" &
+        jobs+=("$!")
+    done
+    for n in "${jobs[@]}"; do wait "$n" || failed=1; done
+    [ "$failed" = 0 ] || die "could not format every node"
+    for n in "$@"; do launch_node "$n"; done
 }
 
 wait_nodes() {  # N...: until each answers and lists every node as a broker; fail if one exits
@@ -321,13 +336,15 @@ up() {
         for n in $(nodes); do rm -rf "$(node_data_dir "$n")"; done
         rm -f "$RUN_DIR/cluster.id"
     fi
+    local missing=()
     for n in $(nodes); do
-        if ! running_pid "$n" >/dev/null; then
-            fetch
-            start_node "$n"
-            started=$((started + 1))
-        fi
+        if ! running_pid "$n" >/dev/null; then missing+=("$n"); fi
     done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        fetch
+        start_nodes "${missing[@]}"
+        started="${#missing[@]}"
+    fi
     # Several nodes form their quorum only once a majority runs: start them all, then wait.
     # shellcheck disable=SC2046
     wait_nodes $(nodes)
@@ -431,7 +448,7 @@ start_one() {  # N: start node N again and wait until it answers and lists every
         log "node $n already running"
     else
         fetch
-        start_node "$n"
+        start_nodes "$n"
     fi
     wait_nodes "$n"
     log "node $n up (pid $(running_pid "$n")) after $((SECONDS - start)) s"
