@@ -89,14 +89,20 @@ run: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
-## kafka-up / kafka-down: single-node Kafka on 127.0.0.1:19092 (KAFKA_PORT); jars from Maven Central, cached
+## kafka-up / kafka-down: Kafka on 127.0.0.1:19092 (KAFKA_PORT); jars from Maven Central, cached.
+## One KRaft node by default; BROKERS=3: three nodes (each broker and controller) on 19092,
+## 19094, 19096, every topic at replication factor 3 and min.insync.replicas 2
 ## db-up / db-down: PostgreSQL on 127.0.0.1:15432 (PG_PORT), database `mahjong`; see deploy/README.md
 .PHONY: kafka-up kafka-down db-up db-down
+# `make cluster BROKERS=3` remembers the count (cluster/kafka-brokers) for cluster-down/status.
+BROKERS ?= $(shell cat cluster/kafka-brokers 2>/dev/null || echo 1)
+KAFKA_SH := KAFKA_BROKERS=$(BROKERS) bash deploy/kafka/kafka.sh
+
 kafka-up:
-	bash deploy/kafka/kafka.sh up
+	$(KAFKA_SH) up
 
 kafka-down:
-	bash deploy/kafka/kafka.sh down
+	$(KAFKA_SH) down
 
 db-up:
 	bash deploy/postgres/postgres.sh up
@@ -108,21 +114,26 @@ db-down:
 ## the topics, and every service as its own process under deploy/cluster.py (logs in
 ## ./cluster/logs/<service>.log, pids in ./cluster/run/; a service that dies is restarted), and
 ## Prometheus scraping them all with deploy/prometheus/ (http://127.0.0.1:9090, alerts loaded).
-## cluster-down: SIGTERM every service (by pid, then wait), then stop the broker and database.
+## BROKERS=3: a replicated Kafka of three KRaft nodes instead of one (the services get all
+## three addresses; `deploy/kafka/kafka.sh kill N` / `start N` crash and restart one).
+## cluster-down: SIGTERM every service (by pid, then wait), then stop the brokers and database.
 .PHONY: cluster cluster-down cluster-status
 cluster: $(STAMP) prometheus-deps
-	bash deploy/kafka/kafka.sh up
+	$(KAFKA_SH) up
+	@mkdir -p cluster && echo $(BROKERS) >cluster/kafka-brokers
 	bash deploy/postgres/postgres.sh up
-	$(PY) deploy/cluster.py up --restart --kafka 127.0.0.1:$${KAFKA_PORT:-19092} \
+	$(PY) deploy/cluster.py up --restart --kafka "$$($(KAFKA_SH) bootstrap)" \
 		--postgres "$$(bash deploy/postgres/postgres.sh dsn)"
 	bash deploy/prometheus/prometheus.sh up
 
 cluster-status:
 	$(PY) deploy/cluster.py status
+	-$(KAFKA_SH) status
 	bash deploy/prometheus/prometheus.sh status
 
 cluster-down:
 	bash deploy/prometheus/prometheus.sh down
 	$(PY) deploy/cluster.py down
-	bash deploy/kafka/kafka.sh down
+	$(KAFKA_SH) down
+	@rm -f cluster/kafka-brokers
 	bash deploy/postgres/postgres.sh down

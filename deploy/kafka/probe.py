@@ -1,11 +1,12 @@
 """Readiness probe for the development Kafka broker, standard library only.
 
-Usage: python3 probe.py HOST:PORT [--versions]
+Usage: python3 probe.py HOST:PORT [--brokers N] [--versions]
 
 Sends an ApiVersions v0 request and, when the broker offers it, a Metadata v4 request for no
-topics. Exits 0 when the broker answered and listed at least one (i.e. an unfenced) broker,
-1 otherwise. With --versions it also prints the version range the broker accepts for the
-requests aiokafka's transactional producer sends (aiokafka only speaks v0 of those).
+topics. Exits 0 when the broker answered and listed at least N (default 1) unfenced brokers,
+1 otherwise: with N the cluster's size, every node is up and registered. With --versions it
+also prints the version range the broker accepts for the requests aiokafka's transactional
+producer sends (aiokafka only speaks v0 of those).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _read(sock: socket.socket, n: int) -> bytes:
     return buf
 
 
-def probe(host: str, port: int, show_versions: bool) -> bool:
+def probe(host: str, port: int, show_versions: bool, brokers: int = 1) -> bool:
     with socket.create_connection((host, port), timeout=5) as sock:
         sock.settimeout(5)
         resp = _request(sock, API_VERSIONS, 0, 1, b"")
@@ -71,7 +72,7 @@ def probe(host: str, port: int, show_versions: bool) -> bool:
         # Metadata v4: topics = [] (no topics), allow_auto_topic_creation = false
         resp = _request(sock, METADATA, 4, 2, struct.pack(">ib", 0, 0))
         _throttle, n_brokers = struct.unpack(">ii", resp[:8])
-        return int(n_brokers) > 0
+        return int(n_brokers) >= max(brokers, 1)
 
 
 def main() -> int:
@@ -79,10 +80,12 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     host, _, port = sys.argv[1].rpartition(":")
+    rest = sys.argv[2:]
+    brokers = int(rest[rest.index("--brokers") + 1]) if "--brokers" in rest else 1
     try:
-        return 0 if probe(host, int(port), "--versions" in sys.argv[2:]) else 1
+        return 0 if probe(host, int(port), "--versions" in rest, brokers) else 1
     except (OSError, RuntimeError, struct.error) as exc:
-        if "--versions" in sys.argv[2:]:
+        if "--versions" in rest:
             print(f"probe failed: {exc}", file=sys.stderr)
         return 1
 

@@ -37,6 +37,8 @@ BROKER_AWAY = (KafkaConnectionError, KafkaTimeoutError, OSError)
 """What a client start raises while the broker is down or unreachable."""
 
 COMMIT_TIMEOUT_S = 30.0
+MAX_REPLICAS = 3
+"""Topics are created with one copy per broker, up to this many."""
 SESSION_TIMEOUT_MS = 10_000
 TAKE_OVER_WITHIN_S = SESSION_TIMEOUT_MS / 1000 * 0.8
 """How long after an assignment a member may still initialise the partitions' producers.
@@ -44,6 +46,18 @@ TAKE_OVER_WITHIN_S = SESSION_TIMEOUT_MS / 1000 * 0.8
 The member sends no heartbeats during the rebalance callback, so after a session timeout
 the group may have handed the partitions to someone else; initialising their ids then
 would fence the new owner (a member paused mid-callback by SIGSTOP did exactly that)."""
+
+
+def replication(brokers: int) -> tuple[int, int]:
+    """The replication factor and ``min.insync.replicas`` of a new topic on ``brokers`` brokers.
+
+    One copy per broker up to ``MAX_REPLICAS``. With three copies a write needs two (the
+    leader's and one follower's; producers use ``acks=all``): one broker may die, or be
+    restarted, without a write refused or an acknowledged record lost. With fewer copies
+    every write needs only the leader's, as on the single development broker.
+    """
+    factor = max(1, min(MAX_REPLICAS, brokers))
+    return factor, 2 if factor >= 3 else 1
 
 
 def _record(r: object) -> Record:
@@ -111,24 +125,39 @@ class KafkaLog:
             await self._producer.stop()
 
     async def create_topics(self, specs: Sequence[TopicSpec]) -> None:
+        """Create the topics of ``specs`` that do not exist yet (existing ones are left as they
+        are), replicated as ``replication`` says for the brokers the cluster has now."""
         admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, client_id=self.client_id)
         await admin.start()
         try:
             existing = set(await admin.list_topics())
+            brokers = len((await admin.describe_cluster())["brokers"])
+            factor, min_isr = replication(brokers)
+            # One broker: as it always was, the broker's defaults.
+            replicated = {"min.insync.replicas": str(min_isr)} if factor > 1 else {}
             new = [
                 NewTopic(
                     s.name,
                     num_partitions=s.partitions,
-                    replication_factor=1,
+                    replication_factor=factor,
                     topic_configs={
                         "cleanup.policy": "compact" if s.compacted else "delete",
                         "retention.ms": str(s.retention_ms),
+                        **replicated,
                     },
                 )
                 for s in specs
                 if s.name not in existing
             ]
             if new:
+                log.info(
+                    "creating %d topics at replication factor %d, min.insync.replicas %d "
+                    "(%d brokers)",
+                    len(new),
+                    factor,
+                    min_isr,
+                    brokers,
+                )
                 with contextlib.suppress(TopicAlreadyExistsError):
                     await admin.create_topics(new)
         finally:

@@ -11,17 +11,25 @@ Each session-scoped fixture takes the first of these that works:
 
 When none works the fixture fails the tests (``pytest.fail``): a missing server is an
 error, never a skip.
+
+``kafka_cluster3`` is apart: a replicated cluster of three KRaft nodes for the failover test,
+which kills and restarts its brokers, so it is always the fixture's own (``kafka.sh`` with
+``KAFKA_BROKERS=3`` on ``MAHJONG_KAFKA3_PORT``, default 19192 to 19197), fresh, and stopped
+when the module that uses it ends.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -250,3 +258,112 @@ def postgres_dsn() -> Iterator[str]:
         ("deploy/postgres/postgres.sh", lambda: _script_server("postgres", POSTGRES_SH))
     )
     yield from _first_that_works("PostgreSQL", attempts)
+
+
+# --- three brokers ---------------------------------------------------------------------------
+
+KAFKA3_LOCK_WAIT_S = 600.0
+
+
+@dataclass(frozen=True)
+class KafkaCluster:
+    """Three KRaft nodes (each broker and controller) run by ``kafka.sh`` with
+    ``KAFKA_BROKERS=3``; node ``n`` is broker id ``n``."""
+
+    bootstrap: str
+    env: dict[str, str]
+    run_dir: Path
+
+    def controller(self) -> int | None:
+        """The active KRaft controller's node id, as the nodes' quorum state files say (the
+        newest epoch's leader); None when none says."""
+        best: tuple[int, int] | None = None
+        for node in self.nodes:
+            state = self.run_dir / f"node{node}" / "data" / "__cluster_metadata-0" / "quorum-state"
+            try:
+                data = json.loads(state.read_text())
+            except (OSError, ValueError):
+                continue
+            if data.get("leaderId", -1) >= 0 and (best is None or data["leaderEpoch"] > best[0]):
+                best = (int(data["leaderEpoch"]), int(data["leaderId"]))
+        return best[1] if best else None
+
+    @property
+    def nodes(self) -> dict[int, str]:
+        """Broker id -> its ``host:port``."""
+        return dict(enumerate(self.bootstrap.split(","), start=1))
+
+    def _script(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            ["bash", str(KAFKA_SH), *argv],
+            env={**os.environ, **self.env},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=SCRIPT_TIMEOUT_S,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"kafka.sh {' '.join(argv)} failed:\n{done.stderr[-3000:]}")
+        return done
+
+    def kill(self, node: int) -> int:
+        """``kill -9`` broker ``node``; returns the pid it had."""
+        return int(self._script("kill", str(node)).stdout.split()[-1])
+
+    def start(self, node: int) -> None:
+        """Start broker ``node`` again (its data kept); returns once every node is listed."""
+        self._script("start", str(node))
+
+    def pid(self, node: int) -> int | None:
+        done = subprocess.run(
+            ["bash", str(KAFKA_SH), "pid", str(node)],
+            env={**os.environ, **self.env},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return int(done.stdout) if done.returncode == 0 else None
+
+
+@pytest.fixture(scope="module")
+def kafka_cluster3() -> Iterator[KafkaCluster]:
+    """A fresh three-broker cluster of this test module's own; stopped when the module ends.
+
+    One pytest session at a time uses it (a lock file; another waits up to ten minutes), and
+    whatever a killed earlier run left on its ports is stopped and wiped first.
+    """
+    port = int(os.environ.get("MAHJONG_KAFKA3_PORT", "19192"))
+    run_dir = Path(f"/tmp/mahjong-planet-kafka-{port}-x3")  # kafka.sh's default, said out
+    env = {"KAFKA_BROKERS": "3", "KAFKA_PORT": str(port), "KAFKA_RUN_DIR": str(run_dir)}
+    lock = Path(tempfile.gettempdir()) / f"mahjong-planet-fixture-kafka3-{port}-{os.getuid()}"
+    with lock.open("a+") as fh:
+        deadline = time.monotonic() + KAFKA3_LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(
+                        f"another test session has held the three-broker cluster on port "
+                        f"{port} for {KAFKA3_LOCK_WAIT_S:.0f} s; set MAHJONG_KAFKA3_PORT",
+                        pytrace=False,
+                    )
+                time.sleep(1.0)
+        try:
+            _run_script(KAFKA_SH, "down", env)  # a leftover of a killed run, if any
+            up = _run_script(KAFKA_SH, "up", {**env, "KAFKA_FRESH": "1"})
+            if up.returncode != 0:
+                _run_script(KAFKA_SH, "down", env)
+                pytest.fail(
+                    f"could not start three Kafka brokers (KAFKA_BROKERS=3 kafka.sh up, "
+                    f"exit {up.returncode}):\n{up.stderr[-4000:]}{up.stdout[-1000:]}",
+                    pytrace=False,
+                )
+            try:
+                yield KafkaCluster(up.stdout.strip().splitlines()[-1], env, run_dir)
+            finally:
+                _run_script(KAFKA_SH, "down", env)
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
