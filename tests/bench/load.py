@@ -1021,6 +1021,9 @@ def make_cluster(
         extra_args={
             "gateway": ["--trust-proxy", "127.0.0.1"],
             "rating": ["--pg-schema", rating_schema],
+            # The hand history's positions belong to the broker they were read from: each
+            # level's cluster (a fresh broker) gets a schema of its own, as the rating does.
+            "history": ["--pg-schema", f"history_{rating_schema}"],
         },
     )
 
@@ -1058,6 +1061,7 @@ def running_cluster(
         cl.stop_all(30)
         with contextlib.suppress(Exception):
             drop_schema(postgres, schema)
+            drop_schema(postgres, f"history_{schema}")
         if ok and not keep_logs:
             shutil.rmtree(root, ignore_errors=True)
         else:
