@@ -204,7 +204,11 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
                         x.view["view"]["pending"] == [first.view["view"]["seat"]]
                         or x.view["view"]["phase"] == "ended"
                     )
-                )
+                ),
+                # When the first seat has already won, this waits for the hand to end: three
+                # bots' play through the gateway, slower on a loaded machine (CI timed out at
+                # 20 s once).
+                timeout=90,
             )
             again = await connect(p, users[0], table_id, hand_id=hand_id, last_seq=last)
             await again.until(lambda x: x.view is not None)
