@@ -133,8 +133,10 @@ def test_the_profile_chart_has_one_point_per_rated_hand_and_the_figures_show(
     page.select_option("select[name=kind]", "rated")
     expect(page.locator("[data-figure='hands'] .figure-value")).to_have_text("3")
     expect(page.locator("[data-figure='hands'] .figure-detail")).to_have_text("3 rated · 0 casual")
-    # German: every label of the page.
+    # German: every label of the page. On a phone the language is behind the ☰ menu.
+    page.click("#menu-toggle")
     page.select_option("#lang", "de")
+    page.keyboard.press("Escape")
     page.wait_for_selector("h2:has-text('Wertung im Verlauf')")
     assert page.locator("[data-testid='rating-chart'] circle[data-point]").count() == RATED_HANDS
     assert "Gewinnquote" in page.inner_text("[data-testid='figures']")
