@@ -46,7 +46,7 @@ from services.gateway.metrics import COMMANDS_SENT
 from services.gateway.sessions import SessionUnchecked
 from services.gateway.table_info import table_info
 from services.gateway.tables import Watched
-from services.rules import HandState, hand_over, seat_view, seen
+from services.rules import HandState, hand_over, seen
 from services.runtime.log import Outgoing
 from services.runtime.topics import TABLE_COMMANDS
 
@@ -410,7 +410,8 @@ class Connection:
                 self.hidden.add(events[i].seq)
             out.append(item)
         self.sent = len(events)
-        view = self.watched.view(state, seat) if self.watched else seat_view(state, seat)
+        assert self.watched is not None  # _hand_frames sends only for a watched table
+        view = self.watched.view(state, seat)
         if self.compact:
             before = self.last_view
             full = before is None or before.hand_id != state.hand_id
