@@ -215,11 +215,13 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
             batch = again.of_type("events")[0]["events"]
             new = [e["seq"] for e in batch if e["seq"] > last]
             assert new == list(range(last + 1, again.view["seq"] + 1))
-            # Earlier events are sent again only whole: ones it may have held hidden.
+            # Earlier events are sent again only whole: ones it may have held hidden, or in
+            # part (an exchange's others' tiles, a window's others' rights), once it is over.
             for e in batch:
                 if e["seq"] <= last:
                     assert e["type"] != "hidden"
                     assert e["type"] in (
+                        "response_window_opened",
                         "tiles_dealt",
                         "wall_built",
                         "exchange_chosen",
@@ -229,6 +231,8 @@ def test_reconnecting_with_the_last_seq_sends_only_what_is_missing(tmp_path: Pat
                         "claim_declared",
                         "passed",
                     )
+                    if e["type"] == "response_window_opened":
+                        assert again.view["view"]["phase"] == "ended"
             merged = {**held, **{e["seq"]: e for e in batch}}
             # A new socket of the same player (it takes the seat from ``again``) gets it all.
             seen = again.view["view"]
